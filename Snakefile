@@ -1,0 +1,36 @@
+# irrepro: reproducible IR-evaluation experiments.
+#
+#   snakemake --cores all                                  # the default run (config/config.yaml)
+#   snakemake --cores all --configfile config/test.yaml    # the tiny CI run (replaces the default config)
+#   snakemake --cores 1 results/v1/bv/fig1_trec8-adhoc.pdf # rebuild one figure
+#
+# Everything that computes lives in src/irrepro; the rules in workflow/rules/*.smk only wire files together.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+# A --configfile given on the command line *replaces* the default config rather than being merged into it, so
+# that config/test.yaml can drop collections of the default run.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/fetch.smk"
+include: "workflow/rules/retrieval.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/imports.smk"
+include: "workflow/rules/provenance.smk"
+
+
+for _paper in PAPER_RULEFILES:
+
+    include: _paper
+
+
+rule all:
+    default_target: True
+    input:
+        spine_targets(),
+        [rules.__getattribute__(f"{p}_all").input for p in PAPERS_PRESENT],

@@ -1,0 +1,62 @@
+"""Checks of a workflow config beyond its JSON schema: ids that must exist, files that must be there.
+
+Every error names the config key and what was expected (:class:`irrepro.errors.InputError`).
+"""
+from __future__ import annotations
+
+import os
+
+from .errors import InputError
+from .mirror import ARTIFACTS
+from .retrieval import population
+
+
+def _check_source(key, spec):
+    has_a, has_p = bool(spec.get("artifact")), bool(spec.get("path"))
+    if has_a == has_p:
+        raise InputError(f"config key {key}: give exactly one of 'artifact' (a declared artifact) or 'path' (a file)")
+    if has_a and spec["artifact"] not in ARTIFACTS:
+        raise InputError(f"config key {key}.artifact: unknown artifact {spec['artifact']!r}; "
+                         f"declared artifacts are listed in src/irrepro/data/artifacts.tsv")
+    if has_p and not os.path.isfile(spec["path"]):
+        raise InputError(f"config key {key}.path: file {spec['path']!r} not found")
+
+
+def check_config(config: dict) -> None:
+    import ir_datasets
+    for cid, spec in config.get("collections", {}).items():
+        if spec["ir_datasets"] not in ir_datasets.registry:
+            raise InputError(f"config key collections.{cid}.ir_datasets: unknown ir_datasets id "
+                             f"{spec['ir_datasets']!r} (see the catalogue at https://ir-datasets.com)")
+    if config.get("collections") and not population(config.get("population", {})):
+        raise InputError("config key population: the grid is empty; give at least one model (bm25, dph, pl2, qld)")
+    both = set(config.get("collections", {})) & set(config.get("imports", {}))
+    if both:
+        raise InputError(f"config keys collections and imports both define {sorted(both)}; ids must be unique")
+    for name, spec in config.get("imports", {}).items():
+        key = f"imports.{name}"
+        t = spec["type"]
+        if t == "matrix":
+            if not spec.get("matrices"):
+                raise InputError(f"config key {key}.matrices: a matrix import needs at least one {{measure, path}}")
+            measures = [m["measure"] for m in spec["matrices"]]
+            if len(set(measures)) != len(measures):
+                raise InputError(f"config key {key}.matrices: a measure appears twice")
+            for i, m in enumerate(spec["matrices"]):
+                _check_source(f"{key}.matrices[{i}]", m)
+        elif t == "trec_eval":
+            _check_source(key, spec)
+        elif t == "runs":
+            for k in ("runs", "qrels"):
+                if not spec.get(k):
+                    raise InputError(f"config key {key}.{k}: a runs import needs '{k}'")
+            if not os.path.isdir(spec["runs"]):
+                raise InputError(f"config key {key}.runs: directory {spec['runs']!r} not found")
+            if not any(not f.startswith(".") for f in os.listdir(spec["runs"])):
+                raise InputError(f"config key {key}.runs: directory {spec['runs']!r} holds no run files")
+            if not os.path.isfile(spec["qrels"]):
+                raise InputError(f"config key {key}.qrels: file {spec['qrels']!r} not found")
+
+
+def population_of(config: dict):
+    return population(config.get("population", {}))

@@ -1,0 +1,76 @@
+"""Per-topic evaluation of runs with ir_measures, into the canonical long table.
+
+Measures are named as in ir_measures (``AP``, ``nDCG@10``, ``ERR@20``, ``P@10``...). ``DCG@k`` is not built into
+ir_measures: it is defined here (gain ``2^rel − 1``, discount ``log2(rank + 1)``, Järvelin & Kekäläinen / Burges et
+al.) and evaluated on the same run, so that every paper that uses DCG gets the same definition.
+
+Conventions (documented for users who compare with trec_eval):
+* negative relevance grades (e.g. Cranfield's -1 "no interest") count as 0;
+* a judged topic that the run does not retrieve for scores 0 on every measure (trec_eval ``-c``);
+* topics the qrels do not judge are an error upstream (:func:`irrepro.trec.check_run_topics`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_MEASURES = ["AP", "nDCG@10", "nDCG@20", "ERR@20", "P@10", "DCG@10"]
+
+
+def dcg_at_k(rels: np.ndarray, k: int) -> float:
+    """``DCG@k = Σ_{i=1..k} (2^{rel_i} − 1) / log2(i + 1)`` for relevance grades in rank order."""
+    r = np.asarray(rels, dtype=float)[:k]
+    r = np.clip(r, 0, None)
+    return float(np.sum((2.0 ** r - 1.0) / np.log2(np.arange(2, r.size + 2))))
+
+
+def _parse_custom(name):
+    if name.startswith("DCG@"):
+        return ("DCG", int(name[4:]))
+    return None
+
+
+def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASURES) -> pd.DataFrame:
+    """Evaluate one run (``query_id, doc_id, score``) against qrels (``query_id, doc_id, relevance``).
+
+    Returns ``topic, measure, value`` for every judged topic x measure.
+    """
+    import ir_measures
+
+    qrels = qrels.copy()
+    qrels["relevance"] = qrels["relevance"].astype(int).clip(lower=0)
+    qrels["query_id"] = qrels["query_id"].astype(str)
+    judged = sorted(qrels["query_id"].unique())
+    run = run[["query_id", "doc_id", "score"]].copy()
+    run["query_id"] = run["query_id"].astype(str)
+    std = [m for m in measures if _parse_custom(m) is None]
+    rows = []
+    if std:
+        parsed = [ir_measures.parse_measure(m) for m in std]
+        names = {p: m for p, m in zip(parsed, std)}
+        q_in = qrels[["query_id", "doc_id", "relevance"]]
+        for metric in ir_measures.iter_calc(parsed, q_in, run):
+            rows.append((metric.query_id, names.get(metric.measure, str(metric.measure)), float(metric.value)))
+    for m in measures:
+        c = _parse_custom(m)
+        if c is None:
+            continue
+        _, k = c
+        rel = {(q, d): r for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)}
+        from .trec import sort_run
+        ranked = sort_run(run)
+        for q, grp in ranked.groupby("query_id", sort=False):
+            if q not in set(judged):
+                continue
+            rels = np.array([rel.get((q, d), 0) for d in grp["doc_id"].iloc[:k]])
+            rows.append((q, m, dcg_at_k(rels, k)))
+    df = pd.DataFrame(rows, columns=["topic", "measure", "value"])
+    # judged topics with no retrieved documents score 0
+    full = pd.MultiIndex.from_product([judged, list(measures)], names=["topic", "measure"])
+    df = df.set_index(["topic", "measure"]).reindex(full, fill_value=0.0).reset_index()
+    df["value"] = df["value"].astype(float)
+    if df["value"].isna().any():
+        raise RuntimeError("evaluation produced NaN")
+    return df

@@ -1,0 +1,109 @@
+"""The verify table: every number a paper reports that our data lets us reproduce, beside ours.
+
+Reference numbers and tolerances live in ``config/reference/<paper>.yaml`` (never in code)::
+
+    - item: table9/adhoc1996/AP        # the table or figure and the cell
+      data: trec5-adhoc                 # which data the reproduction used
+      paper: 0.0613                     # the paper's number (or true/false for a qualitative claim)
+      tolerance: 0.00005                # |reproduced - paper| <= tolerance  => ok
+      note: "..."                       # why a row may differ
+
+The paper's scripts compute ``reproduced``: a mapping ``item -> value`` (a number, a bool, or a dict with ``value``
+and ``note``/``data``). :func:`build_verify_table` joins them into the columns
+``item, data, paper, reproduced, difference, tolerance, ok, note``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import pandas as pd
+import yaml
+
+VERIFY_COLUMNS = ["item", "data", "paper", "reproduced", "difference", "tolerance", "ok", "note"]
+
+
+def load_reference(path) -> list[dict]:
+    """Load a reference YAML (a list of rows, or a mapping with key ``rows``)."""
+    with open(path) as f:
+        ref = yaml.safe_load(f) or []
+    if isinstance(ref, dict):
+        ref = ref.get("rows", [])
+    for i, row in enumerate(ref):
+        if "item" not in row or "paper" not in row:
+            raise ValueError(f"{path}: row {i} needs 'item' and 'paper' keys")
+    return ref
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[str, Any]) -> pd.DataFrame:
+    """Compare reference rows with reproduced values; one output row per reference row, in reference order.
+
+    A reference row with no reproduced value gets ``ok = False`` and the note "not reproduced". Numeric rows are ok
+    when ``|reproduced - paper| <= tolerance`` (tolerance 0 if absent, i.e. exact). Boolean rows (qualitative claims)
+    are ok when the claim as reproduced equals the paper's. Reproduced items without a reference row are appended
+    with an empty paper value so nothing computed is hidden.
+    """
+    rows = []
+    seen = set()
+    for ref in reference:
+        item = ref["item"]
+        seen.add(item)
+        paper = ref["paper"]
+        tol = ref.get("tolerance", 0.0)
+        note = ref.get("note", "") or ""
+        data = ref.get("data", "")
+        val = reproduced.get(item)
+        if isinstance(val, Mapping):
+            note = "; ".join(x for x in [note, val.get("note", "")] if x)
+            data = val.get("data", data)
+            val = val.get("value")
+        if val is None or (_is_number(val) and math.isnan(val)):
+            rows.append([item, data, paper, None, None, tol, False, "; ".join(x for x in [note, "not reproduced"] if x)])
+            continue
+        if isinstance(paper, bool) or isinstance(val, bool):
+            ok = bool(val) == bool(paper)
+            rows.append([item, data, paper, bool(val), None, None, ok, note])
+        elif _is_number(paper) and _is_number(val):
+            diff = float(val) - float(paper)
+            ok = abs(diff) <= float(tol) + 1e-12
+            rows.append([item, data, paper, float(val), diff, tol, ok, note])
+        else:
+            ok = str(val) == str(paper)
+            rows.append([item, data, paper, val, None, tol, ok, note])
+    for item, val in reproduced.items():
+        if item in seen:
+            continue
+        note, data = "no paper value", ""
+        if isinstance(val, Mapping):
+            data = val.get("data", "")
+            note = "; ".join(x for x in [val.get("note", ""), note] if x)
+            val = val.get("value")
+        rows.append([item, data, None, val, None, None, None, note])
+    return pd.DataFrame(rows, columns=VERIFY_COLUMNS)
+
+
+def write_verify_table(table: pd.DataFrame, csv_path, md_path=None) -> None:
+    """Write the verify table as CSV (and Markdown for reading)."""
+    table.to_csv(csv_path, index=False, float_format="%.6g")
+    if md_path:
+        with open(md_path, "w") as f:
+            f.write(to_markdown(table))
+
+
+def to_markdown(df: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
+    """A dependency-free Markdown rendering of a small table."""
+    def fmt(v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return ""
+        if isinstance(v, float):
+            return floatfmt.format(v)
+        return str(v).replace("|", "\\|")
+    cols = [str(c) for c in df.columns]
+    out = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
+    for row in df.itertuples(index=False):
+        out.append("| " + " | ".join(fmt(v) for v in row) + " |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,76 @@
+# Shared definitions: config validation, paths, collection / system lists, helper functions.
+import json
+import os
+import re
+from pathlib import Path
+
+from snakemake.utils import validate
+
+from irrepro.config import check_config, population_of
+from irrepro.retrieval import population as _population
+
+SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+
+# Validate and fill defaults: the spine's schema, then each paper's own schema (workflow/schemas/<paper>.schema.yaml).
+validate(config, str(SCHEMAS / "config.schema.yaml"), set_default=True)
+for _schema in sorted(SCHEMAS.glob("*.schema.yaml")):
+    if _schema.name != "config.schema.yaml":
+        _section = _schema.name.split(".")[0]
+        config.setdefault(_section, {})
+        validate(config[_section], str(_schema), set_default=True)
+check_config(config)
+
+VERSION = config["version"]
+V = f"results/{VERSION}"
+RES = config["resources_dir"]
+MIRROR = config.get("mirror")
+
+COLLECTIONS = sorted(config["collections"])          # retrieved on (have documents)
+IMPORTS = sorted(config["imports"])                  # per-topic data imported from files
+ALL_SCORED = COLLECTIONS + IMPORTS
+SYSTEMS = {c: [s.name for s in _population(config["population"])] for c in COLLECTIONS}
+
+PAPERS = ["bv", "sampling", "labels", "ci", "vb"]
+PAPER_RULEFILES = [f"{p}.smk" for p in PAPERS if (Path(workflow.basedir) / "workflow" / "rules" / f"{p}.smk").exists()]
+PAPERS_PRESENT = [p for p in PAPERS if f"{p}.smk" in PAPER_RULEFILES]
+
+
+def _alt(names):
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
+wildcard_constraints:
+    collection="[A-Za-z0-9][A-Za-z0-9._-]*",
+    system="[A-Za-z0-9._+-]+",
+
+
+def spine_targets():
+    """Every output of the spine for the configured collections and imports."""
+    t = [f"{V}/scores/{c}.tsv" for c in ALL_SCORED]
+    t += [f"{V}/tables/population_{c}.csv" for c in COLLECTIONS]
+    t += [f"{V}/provenance.json"]
+    return t
+
+
+def runs_of(collection):
+    return [f"{V}/runs/{collection}/{s}.run" for s in SYSTEMS[collection]]
+
+
+def artifact(name):
+    """Local path of a declared artifact (irrepro/data/artifacts.tsv); rule fetch_artifact provides it."""
+    return f"{RES}/artifacts/{name}"
+
+
+def import_inputs(name):
+    """Files an import reads: declared artifacts are fetched (and md5-checked) first, local paths used as they are."""
+    spec = config["imports"][name]
+    files = []
+    if spec["type"] == "matrix":
+        for m in spec["matrices"]:
+            files.append(artifact(m["artifact"]) if m.get("artifact") else m["path"])
+    elif spec["type"] == "trec_eval":
+        files.append(artifact(spec["artifact"]) if spec.get("artifact") else spec["path"])
+    elif spec["type"] == "runs":
+        files.append(spec["qrels"])
+        files += sorted(str(p) for p in Path(spec["runs"]).iterdir() if p.is_file() and not p.name.startswith("."))
+    return files

@@ -1,0 +1,36 @@
+# Per-topic scores of every run of a collection, in the canonical long table.
+
+
+rule evaluate:
+    """Per-topic scores (collection, system, topic, measure, value) of every run of a collection (ir_measures)."""
+    input:
+        runs=lambda wc: runs_of(wc.collection),
+        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+    output:
+        f"{V}/scores/{{collection}}.tsv",
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
+    params:
+        measures=config["measures"],
+    log:
+        f"{V}/logs/evaluate/{{collection}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/evaluate.py"
+
+
+rule population_table:
+    """Mean of every measure per system (a pt.Experiment-style table), CSV + Markdown."""
+    input:
+        f"{V}/scores/{{collection}}.tsv",
+    output:
+        csv=f"{V}/tables/population_{{collection}}.csv",
+        md=f"{V}/tables/population_{{collection}}.md",
+    log:
+        f"{V}/logs/population_table/{{collection}}.log",
+    threads: 1
+    script:
+        "../scripts/population_table.py"

@@ -1,0 +1,42 @@
+# Fetch: declared artifacts (md5-checked, from the mirror or the URL) and ir_datasets collections.
+
+
+rule fetch_artifact:
+    """A declared artifact (src/irrepro/data/artifacts.tsv), verified by md5, from the mirror or its URL."""
+    output:
+        f"{RES}/artifacts/{{name}}",
+    wildcard_constraints:
+        name=".+",
+    params:
+        mirror=MIRROR,
+        cache=f"{RES}/artifacts",
+    log:
+        f"{RES}/logs/fetch_artifact/{{name}}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    script:
+        "../scripts/fetch_artifact.py"
+
+
+rule fetch_collection:
+    """Topics and qrels of an ir_datasets collection (seeding IR_DATASETS_HOME from the mirror)."""
+    output:
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
+    params:
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        topics=lambda wc: config["collections"][wc.collection]["topics"],
+        mirror=MIRROR,
+        home=f"{RES}/ir_datasets",
+    log:
+        f"{V}/logs/fetch_collection/{{collection}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    script:
+        "../scripts/fetch_collection.py"

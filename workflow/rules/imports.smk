@@ -1,0 +1,23 @@
+# Bring your own data: TREC runs + qrels, trec_eval -q output, or topic-by-system matrices -> per-topic scores.
+
+
+rule import_scores:
+    """Per-topic scores of an imported collection (config key imports.<name>)."""
+    input:
+        lambda wc: import_inputs(wc.collection),
+    output:
+        f"{V}/scores/{{collection}}.tsv",
+    wildcard_constraints:
+        collection=_alt(IMPORTS),
+    params:
+        spec=lambda wc: config["imports"][wc.collection],
+        measures=config["measures"],
+        res=RES,
+    log:
+        f"{V}/logs/import_scores/{{collection}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/import_scores.py"

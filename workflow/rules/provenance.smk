@@ -1,0 +1,18 @@
+# provenance.json: code version, config, package versions, md5 of every input file, seeds.
+
+
+rule provenance:
+    input:
+        scores=[f"{V}/scores/{c}.tsv" for c in ALL_SCORED],
+        qrels=[f"{V}/collections/{c}/qrels.txt" for c in COLLECTIONS],
+        artifacts=[f for name in IMPORTS for f in import_inputs(name)],
+    output:
+        f"{V}/provenance.json",
+    params:
+        config=json.dumps(config, sort_keys=True, default=str),
+        home=f"{RES}/ir_datasets",
+    log:
+        f"{V}/logs/provenance.log",
+    threads: 1
+    script:
+        "../scripts/provenance.py"

@@ -1,0 +1,49 @@
+# Index every collection with PISA and run the system population on it.
+
+
+rule index:
+    """PISA index of a collection's documents (PyTerrier + pyterrier-pisa; no Java)."""
+    input:
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+    output:
+        directory(f"{RES}/indexes/{{collection}}.pisa"),
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
+    params:
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        stemmer=config["retrieval"]["stemmer"],
+        stopwords=config["retrieval"]["stopwords"],
+        mirror=MIRROR,
+        home=f"{RES}/ir_datasets",
+    log:
+        f"{V}/logs/index/{{collection}}.log",
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    script:
+        "../scripts/index.py"
+
+
+rule run:
+    """One system of the population on one collection: a TREC run file."""
+    input:
+        index=f"{RES}/indexes/{{collection}}.pisa",
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+    output:
+        f"{V}/runs/{{collection}}/{{system}}.run",
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
+    params:
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        depth=config["retrieval"]["depth"],
+        fb_weighting=config["retrieval"]["fb_weighting"],
+        home=f"{RES}/ir_datasets",
+    log:
+        f"{V}/logs/run/{{collection}}/{{system}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/run.py"

@@ -1,0 +1,19 @@
+"""Topics and qrels of an ir_datasets collection, written in irrepro's formats."""
+from irrepro import collections as coll
+from irrepro.logs import log_to
+from irrepro.mirror import ensure_ir_datasets_home
+from irrepro.trec import write_qrels
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]) as log:
+    ensure_ir_datasets_home(sm.params.home, sm.params.mirror)
+    ds = coll.load(sm.params.dataset)
+    topics = coll.topics(ds, sm.params.dataset)
+    qrels = coll.qrels(ds, sm.params.dataset)
+    if sm.params.topics == "judged":
+        topics = topics[topics["query_id"].isin(set(qrels["query_id"]))]
+    if topics.empty:
+        raise SystemExit(f"{sm.params.dataset}: no topics with judgments")
+    topics.to_csv(sm.output.topics, sep="\t", index=False)
+    write_qrels(qrels, sm.output.qrels)
+    log.info("%s: %d topics, %d judgments", sm.params.dataset, len(topics), len(qrels))

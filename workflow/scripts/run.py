@@ -1,0 +1,29 @@
+"""Run one system of the population on one collection and write its TREC run file."""
+import os
+
+import pandas as pd
+
+from irrepro import collections as coll
+from irrepro.logs import log_to
+from irrepro.retrieval import parse_system, run_system
+from irrepro.trec import write_run
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]) as log:
+    os.environ["IR_DATASETS_HOME"] = os.path.abspath(sm.params.home)
+    from pyterrier_pisa import PisaIndex
+
+    system = parse_system(sm.wildcards.system)
+    topics = pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False)
+    index = PisaIndex(sm.input.index, threads=1)
+    doc_text = None
+    if system.rm3 is not None:
+        store = coll.load(sm.params.dataset).docs_store()
+
+        def doc_text(ids):
+            return {d.doc_id: d.default_text() for d in store.get_many_iter(ids)}
+
+    run = run_system(index, system, topics, sm.params.depth, doc_text=doc_text, fb_weighting=sm.params.fb_weighting)
+    write_run(run, sm.output[0], system=system.name, depth=sm.params.depth)
+    doc_text = store = None  # close the docstore while the interpreter is alive
+    log.info("%s on %s: %d topics, %d rows", system.name, sm.wildcards.collection, run.query_id.nunique(), len(run))
