@@ -20,6 +20,7 @@ for _schema in sorted(SCHEMAS.glob("*.schema.yaml")):
         validate(config[_section], str(_schema), set_default=True)
 check_config(config)
 
+REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (config/reference/...)
 VERSION = config["version"]
 V = f"results/{VERSION}"
 RES = config["resources_dir"]
