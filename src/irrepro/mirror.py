@@ -124,6 +124,13 @@ def ensure_ir_datasets_home(home="resources/ir_datasets", mirror=None) -> Path:
                 if not dst.exists():
                     dst.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(Path(dirpath) / fn, dst)
+    import sys
+    if "ir_datasets" in sys.modules:  # it resolved its home at import time: a different home now would be ignored
+        import ir_datasets
+        current = Path(ir_datasets.util.home_path()).resolve()
+        if current != home:
+            raise RuntimeError(f"ir_datasets was imported with IR_DATASETS_HOME={current}; call "
+                               f"ensure_ir_datasets_home({str(home)!r}) before importing ir_datasets")
     os.environ["IR_DATASETS_HOME"] = str(home)
     return home
 

@@ -120,15 +120,30 @@ def _scorer(index, system: System, depth: int, weighted: bool = False):
     raise InputError(f"unknown model {system.model!r}")
 
 
+_STEMMED_STOPS: dict = {}
+
+
+def stemmed_stopwords(stemmer="porter2") -> frozenset:
+    """Terrier's stopword list as PISA applies it: stemmed, compared with stemmed query terms."""
+    if stemmer not in _STEMMED_STOPS:
+        from pyterrier_pisa import tokenize
+        from pyterrier_pisa.stopwords import _STOPWORDS
+        out = set()
+        for w in _STOPWORDS["terrier"]:
+            out.update(tokenize(w, stemmer))
+        _STEMMED_STOPS[stemmer] = frozenset(out)
+    return _STEMMED_STOPS[stemmer]
+
+
 def analyze(text: str, stemmer="porter2") -> tuple[list[str], list[str]]:
-    """PISA's own analysis of ``text``: (stems, surface tokens), aligned, Terrier stopwords removed."""
+    """PISA's own analysis of ``text``: (stems, surface tokens), aligned, stopwords removed as PISA removes them
+    from queries (the stemmed Terrier list, so 'using' -> 'use' is a stopword)."""
     from pyterrier_pisa import tokenize
-    from pyterrier_pisa.stopwords import _STOPWORDS
-    stop = set(_STOPWORDS["terrier"])
+    stop = stemmed_stopwords(stemmer)
     stems, surf = tokenize(text, stemmer), tokenize(text, "none")
     if len(stems) != len(surf):  # should not happen; fall back to stems as surface forms
         surf = stems
-    keep = [i for i, s in enumerate(surf) if s not in stop]
+    keep = [i for i, s in enumerate(stems) if s not in stop]
     return [stems[i] for i in keep], [surf[i] for i in keep]
 
 

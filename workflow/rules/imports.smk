@@ -10,7 +10,7 @@ rule import_scores:
     wildcard_constraints:
         collection=_alt(IMPORTS),
     params:
-        spec=lambda wc: config["imports"][wc.collection],
+        spec=lambda wc: json.dumps(config["imports"][wc.collection], sort_keys=True),  # canonical: key order is no change
         measures=config["measures"],
         res=RES,
     log:

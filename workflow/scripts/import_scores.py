@@ -1,4 +1,5 @@
 """Import external per-topic data (TREC runs + qrels, trec_eval -q output, or score matrices) as a collection."""
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,7 @@ from irrepro.scores import write_scores
 from irrepro.trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
 
 sm = snakemake  # noqa: F821
-name, spec = sm.wildcards.collection, sm.params.spec
+name, spec = sm.wildcards.collection, json.loads(sm.params.spec)
 
 
 def resolve(entry):

@@ -1,0 +1,146 @@
+"""Integration: the DAG on config/test.yaml through Snakemake, offline from the mirror, in a fresh directory.
+
+Also: a second run does nothing; changing one grid value reruns only what depends on it; bad configs and bad
+user files fail early with a message naming the key / file:line, and leave no half-written output.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from irrepro.scores import read_scores, to_matrix
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.integration
+
+
+def snakemake(workdir, *args, config=None, check=True, timeout=1500):
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+           "--configfile", str(config or REPO / "config" / "test.yaml"), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+    if check and p.returncode != 0:
+        raise AssertionError(f"snakemake failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def dag(tmp_path_factory, mirror):
+    wd = tmp_path_factory.mktemp("dag")
+    snakemake(wd, "--cores", "2")
+    return wd
+
+
+def test_spine_outputs(dag):
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    v = dag / "results" / cfg["version"]
+    s = read_scores(v / "scores" / "vaswani.tsv")
+    assert list(s.columns) == ["collection", "system", "topic", "measure", "value"]
+    assert set(s.measure) == set(cfg["measures"])
+    assert s.topic.nunique() == 93
+    n_base = 2 + 1 + 1  # bm25 x2, dph, qld x1 in config/test.yaml
+    assert s.system.nunique() == 2 * n_base  # each with and without RM3
+    ap = to_matrix(s, "AP")
+    assert ap.notna().all().all() and (ap.values >= 0).all() and (ap.values <= 1).all()
+    assert 0.2 < ap["bm25_k1-1.2_b-0.75"].mean() < 0.4  # BM25 MAP on vaswani is about 0.29 at depth 1000
+    runs = sorted((v / "runs" / "vaswani").glob("*.run"))
+    assert len(runs) == 2 * n_base
+    first = runs[0].read_text().splitlines()[0].split()
+    assert len(first) == 6 and first[1] == "Q0"
+    t8 = to_matrix(read_scores(v / "scores" / "trec8-adhoc.tsv"), "AP")
+    assert t8.shape[0] == 50
+    dl = read_scores(v / "scores" / "trec-dl2019-runs.tsv")
+    assert set(dl.measure) == {"AP", "P@10"} and dl.topic.nunique() == 43
+    prov = json.loads((v / "provenance.json").read_text())
+    assert prov["config"]["version"] == cfg["version"]
+    assert {"numpy", "snakemake", "pyterrier-pisa"} <= set(prov["packages"])
+    assert any(k.endswith("adhoc8_ap.csv") for k in prov["inputs_md5"])
+    assert all(re.fullmatch(r"[0-9a-f]{32}", h) for h in prov["inputs_md5"].values())
+    for rule in ("index", "run", "evaluate", "fetch_collection"):
+        assert list((v / "logs" / rule).rglob("*.log")), f"no log for rule {rule}"
+
+
+def test_second_run_does_nothing(dag):
+    p = snakemake(dag, "-n", "--cores", "1")
+    assert "Nothing to be done" in p.stdout + p.stderr
+
+
+def _jobs(dry_run_output):
+    """(rule, wildcards) of every job a dry run lists."""
+    jobs, rule = [], None
+    for line in dry_run_output.splitlines():
+        m = re.match(r"(?:local)?rule (\S+):", line.strip())
+        if m:
+            rule = m.group(1)
+            jobs.append([rule, ""])
+        elif line.strip().startswith("wildcards:") and jobs:
+            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
+    return jobs
+
+
+def test_changing_one_grid_value_reruns_only_its_dependents(dag, tmp_path):
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg["population"]["qld"]["mu"] = [1500]
+    p = tmp_path / "changed.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    out = snakemake(dag, "-n", "--cores", "1", config=p)
+    jobs = _jobs(out.stdout)
+    runs = sorted(w for r, w in jobs if r == "run")
+    assert runs == ["collection=vaswani, system=qld_mu-1500",
+                    "collection=vaswani, system=qld_mu-1500+rm3_fb-5_terms-10_lambda-0.5"], runs
+    rules = {r for r, _ in jobs}
+    assert not rules & {"index", "fetch_collection", "fetch_artifact", "import_scores"}, rules
+    assert "evaluate" in rules
+
+
+def _write_cfg(tmp_path, **changes):
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg.update(changes)
+    p = tmp_path / "cfg.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    return p
+
+
+def test_unknown_collection_id_is_a_clear_error(tmp_path):
+    p = _write_cfg(tmp_path, collections={"x": {"ir_datasets": "no-such-dataset"}})
+    r = snakemake(tmp_path, "-n", config=p, check=False)
+    assert r.returncode != 0
+    assert "collections.x.ir_datasets: unknown ir_datasets id 'no-such-dataset'" in r.stdout + r.stderr
+
+
+def test_grid_value_out_of_range_is_a_clear_error(tmp_path):
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg["population"]["bm25"]["b"] = [1.5]
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    r = snakemake(tmp_path, "-n", config=p, check=False)
+    assert r.returncode != 0
+    assert "1.5 is greater than the maximum of 1" in r.stdout + r.stderr
+
+
+def test_malformed_user_run_fails_with_file_and_line_and_no_output(tmp_path, mirror):
+    runs = tmp_path / "myruns"
+    runs.mkdir()
+    (runs / "good.run").write_text("1 Q0 d1 1 2.0 good\n1 Q0 d2 2 1.0 good\n")
+    (runs / "bad.run").write_text("1 Q0 d1 1 2.0 bad\n1 Q0 d2 two 1.0 bad\n")
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
+    p = _write_cfg(tmp_path, collections={}, imports={
+        "mine": {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP"]}})
+    r = snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p, check=False)
+    assert r.returncode != 0
+    assert f"{runs / 'bad.run'}:2: rank 'two' is not an integer" in r.stdout + r.stderr
+    assert not (tmp_path / "results/test/scores/mine.tsv").exists()
+    # fixed, and with a topic the qrels do not judge: a clear error too
+    (runs / "bad.run").write_text("1 Q0 d1 1 2.0 bad\n7 Q0 d2 1 1.0 bad\n")
+    r = snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p, check=False)
+    assert r.returncode != 0 and "topic(s) of the run are not in the qrels" in r.stdout + r.stderr
+    # and correct files import
+    (runs / "bad.run").write_text("1 Q0 d2 1 2.0 bad\n1 Q0 d1 2 1.0 bad\n")
+    snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p)
+    m = to_matrix(read_scores(tmp_path / "results/test/scores/mine.tsv"), "AP")
+    assert m.loc["1", "good"] == 1.0 and m.loc["1", "bad"] == 0.5
