@@ -48,3 +48,18 @@ def test_scores_roundtrip_and_matrix(tmp_path):
     p2 = tmp_path / "s2.tsv"
     write_scores(long.sample(frac=1, random_state=1), p2)
     assert p.read_bytes() == p2.read_bytes()
+
+
+def test_check_config_errors_name_the_key(tmp_path):
+    from irrepro.config import check_config
+    from irrepro.errors import InputError
+
+    base = {"collections": {}, "population": {}, "imports": {}}
+    with pytest.raises(InputError, match=r"imports.m.matrices\[0\]: give exactly one of 'artifact'"):
+        check_config({**base, "imports": {"m": {"type": "matrix", "matrices": [{"measure": "AP"}]}}})
+    with pytest.raises(InputError, match=r"imports.t.artifact: unknown artifact 'x.csv'"):
+        check_config({**base, "imports": {"t": {"type": "trec_eval", "artifact": "x.csv"}}})
+    with pytest.raises(InputError, match=r"imports.r.runs: directory .* not found"):
+        check_config({**base, "imports": {"r": {"type": "runs", "runs": str(tmp_path / "no"), "qrels": "q"}}})
+    with pytest.raises(InputError, match=r"config key population: the grid is empty"):
+        check_config({**base, "collections": {"v": {"ir_datasets": "vaswani"}}})
