@@ -46,10 +46,54 @@ def qrels(ds, dataset_id: str = "") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
 
 
-def docs_iter(ds, dataset_id: str = ""):
-    """Yield ``{'docno', 'text'}`` dicts, the form PISA indexes."""
+def docs_iter(ds, dataset_id: str = "", jsonl: str | None = None):
+    """Yield ``{'docno', 'text'}`` dicts, the form PISA indexes (from ``jsonl`` when the collection's documents
+    come from a declared artifact instead of ir_datasets)."""
+    if jsonl:
+        yield from read_jsonl_docs(jsonl)
+        return
     try:
         for d in ds.docs_iter():
             yield {"docno": d.doc_id, "text": d.default_text()}
     except Exception as e:  # noqa: BLE001
         raise ir_datasets_error(dataset_id + " (documents)", e) from e
+
+
+def read_jsonl_docs(path, id_field: str = "docid", text_field: str = "doc"):
+    """Yield ``{'docno', 'text'}`` from a (gzipped) JSONL file of documents, e.g. the TREC DL 2019 judged pool."""
+    import gzip
+    import json
+
+    from .errors import InputError
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                yield {"docno": str(rec[id_field]), "text": rec[text_field]}
+            except (ValueError, KeyError) as e:
+                raise InputError(f"expected a JSON object with '{id_field}' and '{text_field}' ({e})",
+                                 path=path, line=lineno) from None
+
+
+class DocText:
+    """``doc_text(ids) -> {docno: text}`` for RM3 feedback documents, from ir_datasets' docstore or a JSONL file."""
+
+    def __init__(self, dataset_id: str | None = None, jsonl: str | None = None):
+        self._store = None
+        self._texts = None
+        if jsonl:
+            self._texts = {d["docno"]: d["text"] for d in read_jsonl_docs(jsonl)}
+        else:
+            self._store = load(dataset_id).docs_store()
+
+    def __call__(self, ids):
+        if self._texts is not None:
+            return {i: self._texts[i] for i in ids if i in self._texts}
+        return {d.doc_id: d.default_text() for d in self._store.get_many_iter(ids)}
+
+    def close(self):
+        self._store = None
+        self._texts = None

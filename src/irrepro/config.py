@@ -28,6 +28,8 @@ def check_config(config: dict) -> None:
         if spec["ir_datasets"] not in ir_datasets.registry:
             raise InputError(f"config key collections.{cid}.ir_datasets: unknown ir_datasets id "
                              f"{spec['ir_datasets']!r} (see the catalogue at https://ir-datasets.com)")
+        if spec.get("docs_artifact") and spec["docs_artifact"] not in ARTIFACTS:
+            raise InputError(f"config key collections.{cid}.docs_artifact: unknown artifact {spec['docs_artifact']!r}")
     if config.get("collections") and not population(config.get("population", {})):
         raise InputError("config key population: the grid is empty; give at least one model (bm25, dph, pl2, qld)")
     both = set(config.get("collections", {})) & set(config.get("imports", {}))

@@ -35,7 +35,7 @@ __all__ = [
     "expected_success", "vb_score", "var_penalty", "vb_turning_point", "vb_zero_crossing",
     "binary_gains", "dcg_gains", "ideal_dcg", "softmax", "constraint_penalty", "pi_from_constraints",
     "truncate", "monte_carlo_replicas", "replica_ci", "bootstrap_over_intents", "bootstrap_over_queries",
-    "percentile_ci", "collection_vb", "table_from_es",
+    "percentile_ci", "collection_vb", "table_from_es", "consistent_es_interval", "coverage_case",
 ]
 
 
@@ -287,3 +287,37 @@ def collection_vb(per_query, axis: int = 0) -> np.ndarray:
 def table_from_es(es: Sequence[float], alphas: Sequence[float]) -> np.ndarray:
     """VB_alpha for every (ES, alpha): shape (len(es), len(alphas)) -- Table 1 recomputed from its ES column."""
     return vb_score(np.asarray(es, dtype=float)[:, None], np.asarray(alphas, dtype=float)[None, :])
+
+
+def consistent_es_interval(es_printed: float, vb_printed: Sequence[float], alphas: Sequence[float],
+                           decimals: int = 3, grid: int = 20001):
+    """The unrounded ES values, within half a unit of ``es_printed``'s last digit, whose VB_alpha all round to
+    ``vb_printed`` (same precision). Returns (lo, hi) of that set, or None if it is empty (the printed row cannot
+    come from Sec. 3.4's formula)."""
+    half = 0.5 * 10.0 ** (-decimals)
+    es = np.linspace(es_printed - half, es_printed + half, grid)
+    es = es[(es >= 0) & (es <= 1)]
+    ok = np.ones(es.shape, bool)
+    for a, v in zip(alphas, vb_printed):
+        ok &= np.abs(vb_score(es, a) - v) <= half + 1e-12
+    if not ok.any():
+        return None
+    return float(es[ok].min()), float(es[ok].max())
+
+
+def coverage_case(pi: Sequence[float], intents: Sequence[str], covers: Sequence[str], alphas: Sequence[float],
+                  dcg_order: Sequence[str] | None = None) -> dict:
+    """ES and VB_alpha of a system in a Sec. 5 case study: each intent has one relevant document; ``covers`` lists
+    the intents whose document is in S@k. Binary gains, or (``dcg_order``) DCG gains with the documents at ranks
+    1, 2, ... in that order (ideal DCG = 1 per intent). Returns {"ES": ..., "VB_<alpha>": ...}."""
+    pi = np.asarray(pi, dtype=float)
+    if dcg_order is None:
+        g = np.array([1.0 if e in covers else 0.0 for e in intents])
+    else:
+        pos = {e: r for r, e in enumerate(dcg_order, 1)}
+        g = np.array([1.0 / np.log2(pos[e] + 1) if e in covers and e in pos else 0.0 for e in intents])
+    es = float(expected_success(pi, g))
+    out = {"ES": es}
+    for a in alphas:
+        out[f"VB_{a:g}"] = float(vb_score(es, a))
+    return out

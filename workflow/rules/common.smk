@@ -62,6 +62,12 @@ def artifact(name):
     return f"{RES}/artifacts/{name}"
 
 
+def docs_inputs(collection):
+    """The JSONL artifact a collection's documents come from (config docs_artifact), else nothing."""
+    a = config["collections"][collection].get("docs_artifact")
+    return [artifact(a)] if a else []
+
+
 def import_inputs(name):
     """Files an import reads: declared artifacts are fetched (and md5-checked) first, local paths used as they are."""
     spec = config["imports"][name]

@@ -5,6 +5,7 @@ rule index:
     """PISA index of a collection's documents (PyTerrier + pyterrier-pisa; no Java)."""
     input:
         topics=f"{V}/collections/{{collection}}/topics.tsv",
+        docs=lambda wc: docs_inputs(wc.collection),
     output:
         directory(f"{RES}/indexes/{{collection}}.pisa"),
     wildcard_constraints:
@@ -30,6 +31,7 @@ rule run:
     input:
         index=f"{RES}/indexes/{{collection}}.pisa",
         topics=f"{V}/collections/{{collection}}/topics.tsv",
+        docs=lambda wc: docs_inputs(wc.collection),
     output:
         f"{V}/runs/{{collection}}/{{system}}.run",
     wildcard_constraints:

@@ -8,11 +8,13 @@ sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     ensure_ir_datasets_home(sm.params.home, sm.params.mirror)
     ds = coll.load(sm.params.dataset)
-    idx = build_index(coll.docs_iter(ds, sm.params.dataset), sm.output[0], stemmer=sm.params.stemmer,
+    jsonl = sm.input.docs[0] if sm.input.docs else None
+    idx = build_index(coll.docs_iter(ds, sm.params.dataset, jsonl=jsonl), sm.output[0], stemmer=sm.params.stemmer,
                       stopwords=sm.params.stopwords, threads=sm.threads)
     log.info("indexed %d documents of %s", idx.num_docs(), sm.params.dataset)
-    # build the docstore now, once, so that parallel RM3 jobs only read it
-    store = ds.docs_store()
-    first = next(iter(ds.docs_iter())).doc_id
-    store.get(first)
-    del store  # close the docstore while the interpreter is alive (its __del__ fails at shutdown)
+    if not jsonl:
+        # build the docstore now, once, so that parallel RM3 jobs only read it
+        store = ds.docs_store()
+        first = next(iter(ds.docs_iter())).doc_id
+        store.get(first)
+        del store  # close the docstore while the interpreter is alive (its __del__ fails at shutdown)

@@ -18,12 +18,10 @@ with log_to(sm.log[0]) as log:
     index = PisaIndex(sm.input.index, threads=1)
     doc_text = None
     if system.rm3 is not None:
-        store = coll.load(sm.params.dataset).docs_store()
-
-        def doc_text(ids):
-            return {d.doc_id: d.default_text() for d in store.get_many_iter(ids)}
+        doc_text = coll.DocText(sm.params.dataset, jsonl=sm.input.docs[0] if sm.input.docs else None)
 
     run = run_system(index, system, topics, sm.params.depth, doc_text=doc_text, fb_weighting=sm.params.fb_weighting)
     write_run(run, sm.output[0], system=system.name, depth=sm.params.depth)
-    doc_text = store = None  # close the docstore while the interpreter is alive
+    if doc_text is not None:
+        doc_text.close()  # close the docstore while the interpreter is alive
     log.info("%s on %s: %d topics, %d rows", system.name, sm.wildcards.collection, run.query_id.nunique(), len(run))
