@@ -22,6 +22,7 @@ include: "workflow/rules/retrieval.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/imports.smk"
 include: "workflow/rules/provenance.smk"
+include: "workflow/rules/querymodels.smk"
 
 
 for _paper in PAPER_RULEFILES:
@@ -33,4 +34,5 @@ rule all:
     default_target: True
     input:
         spine_targets(),
+        querymodels_targets(),
         [rules.__getattribute__(f"{p}_all").input for p in PAPERS_PRESENT],

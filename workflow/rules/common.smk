@@ -31,9 +31,9 @@ IMPORTS = sorted(config["imports"])                  # per-topic data imported f
 ALL_SCORED = COLLECTIONS + IMPORTS
 SYSTEMS = {c: [s.name for s in _population(config["population"])] for c in COLLECTIONS}
 
-PAPERS = ["bv", "sampling", "labels", "ci", "vb"]
-PAPER_RULEFILES = [f"{p}.smk" for p in PAPERS if (Path(workflow.basedir) / "workflow" / "rules" / f"{p}.smk").exists()]
-PAPERS_PRESENT = [p for p in PAPERS if f"{p}.smk" in PAPER_RULEFILES]
+PAPERS = [p for p in ["bv", "sampling", "labels", "ci", "vb"] if p in config["papers"]]
+PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS if (Path(workflow.basedir) / "workflow" / "rules" / f"{p}.smk").exists()]
+PAPERS_PRESENT = [p for p in PAPERS if f"workflow/rules/{p}.smk" in PAPER_RULEFILES]
 
 
 def _alt(names):

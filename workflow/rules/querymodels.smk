@@ -1,0 +1,30 @@
+# SIGIR 2013 (Zhang et al.): the query-model family, run on collections with documents, scored per topic.
+
+
+rule bv_querymodels:
+    """Runs and per-topic scores of the query-model family (original, RM1, RM3 λ, RM1 − rn·D_N, target)."""
+    input:
+        index=f"{RES}/indexes/{{collection}}.pisa",
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+        docs=lambda wc: docs_inputs(wc.collection),
+    output:
+        f"{V}/bv/querymodels/{{collection}}.tsv",
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
+    params:
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        settings=json.dumps(config["querymodels"], sort_keys=True),
+        home=f"{RES}/ir_datasets",
+    log:
+        f"{V}/logs/bv_querymodels/{{collection}}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    script:
+        "../scripts/querymodels.py"
+
+
+def querymodels_targets():
+    return [f"{V}/bv/querymodels/{c}.tsv" for c in config["querymodels"]["collections"]]
