@@ -275,8 +275,13 @@ def bootstrap_over_queries(values, n_boot: int, seed):
     n = v.shape[0]
     if n == 0:
         raise InputError("no queries to resample")
-    idx = rng.integers(0, n, size=(int(n_boot), n))
-    return v[idx].mean(axis=1)
+    B = int(n_boot)
+    idx = rng.integers(0, n, size=(B, n))
+    # resample counts per query (B, n) instead of gathering (B, n, ...): memory O(B n) whatever the columns
+    counts = np.zeros((B, n))
+    np.add.at(counts, (np.repeat(np.arange(B), n), idx.ravel()), 1.0)
+    flat = v.reshape(n, -1)
+    return (counts @ flat / n).reshape((B,) + v.shape[1:])
 
 
 def collection_vb(per_query, axis: int = 0) -> np.ndarray:
