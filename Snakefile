@@ -30,9 +30,13 @@ for _paper in PAPER_RULEFILES:
     include: _paper
 
 
+include: "workflow/rules/verify.smk"
+
+
 rule all:
     default_target: True
     input:
         spine_targets(),
         querymodels_targets(),
+        rules.verify_summary.output,
         [rules.__getattribute__(f"{p}_all").input for p in PAPERS_PRESENT],

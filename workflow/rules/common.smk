@@ -49,6 +49,7 @@ def spine_targets():
     """Every output of the spine for the configured collections and imports."""
     t = [f"{V}/scores/{c}.tsv" for c in ALL_SCORED]
     t += [f"{V}/tables/population_{c}.csv" for c in COLLECTIONS]
+    t += [f"{V}/figures/population_{c}.png" for c in COLLECTIONS]
     t += [f"{V}/provenance.json"]
     return t
 

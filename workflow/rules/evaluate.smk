@@ -34,3 +34,25 @@ rule population_table:
     threads: 1
     script:
         "../scripts/population_table.py"
+
+
+rule population_figure:
+    """Mean of each measure per system with 95% t-intervals over topics (PDF + PNG)."""
+    input:
+        f"{V}/scores/{{collection}}.tsv",
+    output:
+        pdf=f"{V}/figures/population_{{collection}}.pdf",
+        png=report(
+            f"{V}/figures/population_{{collection}}.png",
+            caption="../report/population.rst",
+            category="Spine",
+            subcategory="System population",
+            labels={"collection": "{collection}", "figure": "population"},
+        ),
+    params:
+        measures=["AP", "nDCG@10", "ERR@20", "P@10"],
+    log:
+        f"{V}/logs/population_figure/{{collection}}.log",
+    threads: 1
+    script:
+        "../scripts/population_figure.py"

@@ -1,0 +1,10 @@
+"""Figure: the system population of one collection."""
+from irrepro.logs import log_to
+from irrepro.plots.population import population_figure
+from irrepro.scores import read_scores
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    fig = population_figure(read_scores(sm.input[0]), sm.params.measures, sm.wildcards.collection)
+    fig.savefig(sm.output.pdf, bbox_inches="tight")
+    fig.savefig(sm.output.png, dpi=150, bbox_inches="tight")
