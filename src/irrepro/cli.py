@@ -1,0 +1,88 @@
+"""``irrepro`` command line: small utilities around the workflow (the workflow itself is ``snakemake``).
+
+    irrepro artifacts                      # list declared artifacts (URL, md5, licence)
+    irrepro fetch NAME [--mirror DIR]      # fetch one artifact into resources/artifacts, md5-verified
+    irrepro scores --runs DIR --qrels F -o scores.tsv [--measures AP nDCG@10]
+    irrepro scores --trec-eval F -o scores.tsv
+    irrepro scores --matrix F --measure AP -o scores.tsv
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import InputError, MissingDataError
+
+
+def _scores(a) -> int:
+    import pandas as pd
+
+    from .evaluation import DEFAULT_MEASURES, evaluate_run
+    from .scores import write_scores
+    from .trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
+
+    name = a.collection
+    if a.runs:
+        if not a.qrels:
+            raise InputError("--runs needs --qrels")
+        qrels = read_qrels(a.qrels)
+        frames = []
+        for p in sorted(q for q in Path(a.runs).iterdir() if q.is_file() and not q.name.startswith(".")):
+            run = read_run(p, system=p.name.split(".")[0])
+            check_run_topics(run, qrels, p, a.qrels)
+            ev = evaluate_run(run, qrels, a.measures or DEFAULT_MEASURES)
+            ev["system"], ev["collection"] = run.system.iloc[0], name
+            frames.append(ev)
+            print(f"evaluated {p.name}", file=sys.stderr)
+        df = pd.concat(frames, ignore_index=True)
+    elif a.trec_eval:
+        df = read_trec_eval_q(a.trec_eval, name, a.measures)
+    elif a.matrix:
+        if not a.measure:
+            raise InputError("--matrix needs --measure")
+        df = read_matrix_csv(a.matrix, name, a.measure)
+    else:
+        raise InputError("give one of --runs, --trec-eval, --matrix")
+    write_scores(df, a.output)
+    print(f"{a.output}: {df.system.nunique()} systems, {df.topic.nunique()} topics, measures "
+          f"{sorted(df.measure.unique())}", file=sys.stderr)
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="irrepro", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("artifacts", help="list declared artifacts")
+    f = sub.add_parser("fetch", help="fetch one declared artifact (md5-verified)")
+    f.add_argument("name")
+    f.add_argument("--mirror", default=None, help="offline mirror (default: $IRREPRO_MIRROR)")
+    f.add_argument("--cache", default="resources/artifacts")
+    s = sub.add_parser("scores", help="per-topic score table from runs+qrels, trec_eval -q output or a matrix")
+    s.add_argument("--runs", help="directory of TREC run files")
+    s.add_argument("--qrels", help="TREC qrels (with --runs)")
+    s.add_argument("--trec-eval", help="trec_eval -q output")
+    s.add_argument("--matrix", help="topic-by-system CSV")
+    s.add_argument("--measure", help="the measure of --matrix")
+    s.add_argument("--measures", nargs="+", help="measures (ir_measures names)")
+    s.add_argument("--collection", default="mine", help="collection name in the table")
+    s.add_argument("-o", "--output", required=True)
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "artifacts":
+            from .mirror import ARTIFACTS
+            for art in ARTIFACTS.values():
+                print(f"{art.name}\t{art.md5}\t{art.url}\t{art.licence}")
+            return 0
+        if a.cmd == "fetch":
+            from .mirror import artifact_path
+            print(artifact_path(a.name, cache_dir=a.cache, mirror=a.mirror))
+            return 0
+        return _scores(a)
+    except (InputError, MissingDataError) as e:
+        print(f"irrepro: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
