@@ -175,11 +175,26 @@ rule vb_figures:
         forest=f"{V}/vb/{{vbcoll}}/forest.csv",
     output:
         fig2_pdf=f"{V}/vb/{{vbcoll}}/fig2.pdf",
-        fig2_png=f"{V}/vb/{{vbcoll}}/fig2.png",
+        fig2_png=report(
+            f"{V}/vb/{{vbcoll}}/fig2.png",
+            caption="../report/vb/fig2.rst",
+            category="VB-Score",
+            labels={"collection": "{vbcoll}", "figure": "fig2"},
+        ),
         fig3_pdf=f"{V}/vb/{{vbcoll}}/fig3.pdf",
-        fig3_png=f"{V}/vb/{{vbcoll}}/fig3.png",
+        fig3_png=report(
+            f"{V}/vb/{{vbcoll}}/fig3.png",
+            caption="../report/vb/fig3.rst",
+            category="VB-Score",
+            labels={"collection": "{vbcoll}", "figure": "fig3"},
+        ),
         fig4_pdf=f"{V}/vb/{{vbcoll}}/fig4.pdf",
-        fig4_png=f"{V}/vb/{{vbcoll}}/fig4.png",
+        fig4_png=report(
+            f"{V}/vb/{{vbcoll}}/fig4.png",
+            caption="../report/vb/fig4.rst",
+            category="VB-Score",
+            labels={"collection": "{vbcoll}", "figure": "fig4"},
+        ),
     params:
         fig2_ks=[k for k in VBC["ks"] if k in (1, 3, 5, 10)] or VBC["ks"],
         alphas=VBC["alphas"],
@@ -202,7 +217,7 @@ rule vb_verify:
         compare=[f"{V}/vb/{c}/intent_aware_per_topic.csv" for c in VB_WITH_RUNS if c == "web2012"],
     output:
         csv=f"{V}/vb/verify.csv",
-        md=f"{V}/vb/verify.md",
+        md=report(f"{V}/vb/verify.md", caption="../report/vb/verify.rst", category="VB-Score"),
     log:
         f"{V}/logs/vb/verify.log",
     threads: 1

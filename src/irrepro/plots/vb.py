@@ -38,7 +38,7 @@ def fig_forest(forest: pd.DataFrame, measure: str, alpha: float, gain="binary", 
     systems = sorted(d.system.unique())
     variants = [("queries", "uniform"), ("queries", "mass"), ("intents", "pooled")]
     variants = [v for v in variants if ((d.ci_over == v[0]) & (d.prior == v[1])).any()]
-    fig, ax = plt.subplots(figsize=(6.0, 1.6 + 0.3 * len(systems) * max(1, len(variants))))
+    fig, ax = plt.subplots(figsize=(6.0, 1.2 + 0.16 * len(systems) * max(1, len(variants))))
     offs = np.linspace(-0.25, 0.25, len(variants)) if len(variants) > 1 else [0.0]
     for (over, prior), off, mk in zip(variants, offs, ["o", "s", "D"]):
         v = d[(d.ci_over == over) & (d.prior == prior)].set_index("system").reindex(systems)
@@ -52,12 +52,12 @@ def fig_forest(forest: pd.DataFrame, measure: str, alpha: float, gain="binary", 
     k = int(d.k.iloc[0]) if len(d) else 0
     name = "ES" if measure == "ES" else f"VB$_{{{alpha:g}}}$"
     ax.set_xlabel(f"{name}@{k} ({gain} gain) with {int(level * 100)}% bootstrap CI")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=len(variants), frameon=False)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
     fig.tight_layout()
     return fig
 
 
 def save(fig, pdf, png):
-    fig.savefig(pdf)
-    fig.savefig(png, dpi=150)
+    fig.savefig(pdf, bbox_inches="tight")
+    fig.savefig(png, dpi=150, bbox_inches="tight")
     plt.close(fig)
