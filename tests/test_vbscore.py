@@ -95,3 +95,16 @@ def test_monte_carlo_and_cis_are_seeded_and_sane():
     assert bq.shape == (3000, 2)
     assert bq.mean(axis=0) == pytest.approx(vals.mean(axis=0), abs=0.01)
     assert vb.collection_vb(vals).tolist() == pytest.approx([0.3, 0.5])
+
+
+def test_table1_consistency_and_case_studies():
+    # Group 3 of Table 1: ES 0.004 printed; VB cells -0.029 / -0.062 need an unrounded ES near 0.0044
+    iv = vb.consistent_es_interval(0.004, [0.004, -0.029, -0.062], [0.0, 0.5, 1.0])
+    assert iv is not None and 0.0043 < iv[0] <= iv[1] <= 0.0045 + 1e-12
+    assert abs(vb.vb_score(0.004, 1.0) - (-0.062)) > 0.0005  # cell-by-cell from the rounded ES it misses
+    # a row no ES can produce
+    assert vb.consistent_es_interval(0.5, [0.5, 0.4, 0.0], [0.0, 0.5, 1.0]) is None
+    r = vb.coverage_case([0.8, 0.2], ["a", "b"], ["a"], [0, 0.5, 1])
+    assert r["ES"] == pytest.approx(0.8) and r["VB_1"] == pytest.approx(0.4) and r["VB_0.5"] == pytest.approx(0.6)
+    r = vb.coverage_case([0.2, 0.8], ["m", "s"], ["m", "s"], [1], dcg_order=["s", "m"])
+    assert r["ES"] == pytest.approx(0.8 + 0.2 / np.log2(3))

@@ -57,6 +57,7 @@ def vb_targets():
     for c in VB_WITH_RUNS:
         t += [f"{V}/vb/{c}/summary.csv", f"{V}/vb/{c}/summary.md", f"{V}/vb/{c}/compare.csv", f"{V}/vb/{c}/compare.md"]
         t += [f"{V}/vb/{c}/fig{n}.{ext}" for n in (2, 3, 4) for ext in ("pdf", "png")]
+        t += [f"{V}/vb/{c}/sensitivity.csv", f"{V}/vb/{c}/sensitivity.md"]
     return t
 
 
@@ -143,6 +144,28 @@ rule vb_scores:
         mem_mb=4000,
     script:
         "../scripts/vb/scores.py"
+
+
+rule vb_sensitivity:
+    """VB@forest_k of every run across temperatures of the mass prior and truncation rules (Sec. 3.5 knobs)."""
+    input:
+        runs=lambda wc: list(VB_RUNS[wc.vbcoll].values()),
+        qrels=f"{V}/vb/data/{{vbcoll}}/qrels.txt",
+    output:
+        csv=f"{V}/vb/{{vbcoll}}/sensitivity.csv",
+        md=f"{V}/vb/{{vbcoll}}/sensitivity.md",
+    params:
+        systems=lambda wc: list(VB_RUNS[wc.vbcoll]),
+        sensitivity=VBC["sensitivity"],
+        base=VB_INTENT_PARAMS,
+        k=VBC["forest_k"],
+        gains=VBC["gains"],
+        alphas=VBC["alphas"],
+    log:
+        f"{V}/logs/vb/sensitivity_{{vbcoll}}.log",
+    threads: 1
+    script:
+        "../scripts/vb/sensitivity.py"
 
 
 rule vb_compare:
