@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -66,3 +67,23 @@ def test_vb_rerun_is_noop_and_bad_run_file_fails_early(vbdag, tmp_path):
     cf.write_text(yaml.safe_dump(cfg))
     p = smk(vbdag, "-n", "vb_all", config=cf, check=False)
     assert p.returncode != 0 and "vb.collections.web2012.runs[2].path" in p.stdout + p.stderr
+
+
+def test_vb_user_run(vbdag, tmp_path, mirror):
+    """A user's own run file (here: the QL cat B run cut to depth 10) is scored like the shipped runs; its ES@10
+    equals the full run's, its ES@20 can only be lower (E1)."""
+    src = (mirror / "artifacts" / "trec-web-2012-runs" / "ql-results-catb.txt").read_text().splitlines()
+    mine = tmp_path / "mine.run"
+    mine.write_text("\n".join(l for l in src if int(l.split()[3]) <= 10) + "\n")
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg["vb"]["collections"]["web2012"]["runs"].append({"name": "mine", "path": str(mine)})
+    cf = tmp_path / "user.yaml"
+    cf.write_text(yaml.safe_dump(cfg))
+    smk(vbdag, "--cores", "2", f"results/{cfg['version']}/vb/web2012/summary.csv", config=cf)
+    s = pd.read_csv(vbdag / "results" / cfg["version"] / "vb" / "web2012" / "summary.csv")
+    key = ["gain", "prior", "k", "alpha"]
+    a = s[s.system == "mine"].set_index(key)["ES"]
+    b = s[s.system == "ql-catb"].set_index(key)["ES"]
+    at10 = a.index.get_level_values("k") <= 10
+    assert np.allclose(a[at10], b.loc[a.index[at10]])
+    assert (a[~at10] <= b.loc[a.index[~at10]] + 1e-12).all()
