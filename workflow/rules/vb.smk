@@ -133,6 +133,7 @@ rule vb_scores:
         summary=f"{V}/vb/{{vbcoll}}/summary.csv",
         summary_md=f"{V}/vb/{{vbcoll}}/summary.md",
         forest=f"{V}/vb/{{vbcoll}}/forest.csv",
+        per_topic_ci=f"{V}/vb/{{vbcoll}}/per_topic_ci.csv",
         replicas=f"{V}/vb/{{vbcoll}}/replicas.csv",
     params:
         systems=lambda wc: list(VB_RUNS[wc.vbcoll]),
