@@ -39,4 +39,4 @@ rule all:
         spine_targets(),
         querymodels_targets(),
         rules.verify_summary.output,
-        [rules.__getattribute__(f"{p}_all").input for p in PAPERS_PRESENT],
+        [getattr(rules, f"{p}_all").input for p in PAPERS_PRESENT],

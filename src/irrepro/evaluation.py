@@ -7,7 +7,9 @@ al.) and evaluated on the same run, so that every paper that uses DCG gets the s
 Conventions (documented for users who compare with trec_eval):
 * negative relevance grades (e.g. Cranfield's -1 "no interest") count as 0;
 * a judged topic that the run does not retrieve for scores 0 on every measure (trec_eval ``-c``);
-* topics the qrels do not judge are an error upstream (:func:`irrepro.trec.check_run_topics`).
+* topics the qrels do not judge are an error upstream (:func:`irrepro.trec.check_run_topics`);
+* ad hoc measures only: the qrels' iteration (subtopic) column is ignored, so diversity measures (alpha-nDCG,
+  ERR-IA) go through :mod:`irrepro.diversity`, which keeps the subtopics.
 """
 from __future__ import annotations
 

@@ -253,8 +253,3 @@ rule vb_all:
     input:
         vb_targets(),
 
-
-# The Snakefile's `rule all` looks the paper rules up with `rules.__getattribute__(...)`, which bypasses
-# snakemake's `Rules.__getattr__` (the rule registry) and fails; until it uses getattr(rules, ...), expose vb_all
-# as a plain attribute. Harmless once the Snakefile is fixed.
-setattr(rules, "vb_all", getattr(rules, "vb_all"))
