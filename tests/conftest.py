@@ -40,3 +40,35 @@ def mirror():
 def irds_home(tmp_path_factory, mirror):
     """The writable IR_DATASETS_HOME seeded from the mirror for this session."""
     return _IRDS_HOME
+
+
+# ---------------------------------------------------------------- running the DAG (integration tests)
+import subprocess
+import sys
+
+TEST_CONFIG = REPO / "config" / "test.yaml"
+
+
+def snakemake(workdir, *args, config=None, check=True, timeout=2400, env=None):
+    """Run Snakemake on the repository's Snakefile in ``workdir`` (so nothing is shared with the repo's results)."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+           "--configfile", str(config or TEST_CONFIG), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy())
+    if check and p.returncode != 0:
+        raise AssertionError(f"snakemake failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
+    return p
+
+
+@pytest.fixture(scope="session")
+def dag(tmp_path_factory, mirror):
+    """config/test.yaml run once, locally with 2 cores, in a fresh directory; shared by the integration tests."""
+    wd = tmp_path_factory.mktemp("dag")
+    snakemake(wd, "--cores", "2")
+    return wd
+
+
+def result_files(workdir, version="test"):
+    """Every result file of a run except logs and Snakemake's own state, by relative path."""
+    root = Path(workdir) / "results" / version
+    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
+            if p.is_file() and "logs" not in p.relative_to(root).parts}

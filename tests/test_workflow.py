@@ -16,24 +16,10 @@ import yaml
 
 from irrepro.scores import read_scores, to_matrix
 
+from conftest import snakemake
+
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.integration
-
-
-def snakemake(workdir, *args, config=None, check=True, timeout=1500):
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(config or REPO / "config" / "test.yaml"), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
-    if check and p.returncode != 0:
-        raise AssertionError(f"snakemake failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
-    return p
-
-
-@pytest.fixture(scope="module")
-def dag(tmp_path_factory, mirror):
-    wd = tmp_path_factory.mktemp("dag")
-    snakemake(wd, "--cores", "2")
-    return wd
 
 
 def test_spine_outputs(dag):

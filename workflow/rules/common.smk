@@ -9,6 +9,9 @@ from snakemake.utils import validate
 from irrepro.config import check_config, population_of
 from irrepro.retrieval import population as _population
 
+# Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
+os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
 # Validate and fill defaults: the spine's schema, then each paper's own schema (workflow/schemas/<paper>.schema.yaml).

@@ -1,0 +1,111 @@
+"""A real one-node SLURM cluster on localhost, for tests of `snakemake --executor slurm`.
+
+Recipe and pitfalls: ../shared/design/SLURM.md. Debian's slurm-wlm + munge (``tests/slurm/install.sh``). No systemd:
+daemons are started by hand in a scratch directory and stopped by their PIDs. Inside a job the SLURM executor
+plugin strips ``SLURM_*`` variables (``SLURM_CONF`` included), so the config is also linked at the default path
+``/etc/slurm/slurm.conf`` while the cluster is up (removed afterwards if we created it).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+BINARIES = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue")
+
+CONF = """\
+ClusterName=irrepro-test
+SlurmctldHost=localhost
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={d}/munge.socket
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU_Memory
+MinJobAge=300
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+MpiDefault=none
+NodeName=localhost CPUs={cpus} RealMemory={mem} State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def available() -> bool:
+    return all(shutil.which(b) for b in BINARIES) and os.geteuid() == 0
+
+
+@contextlib.contextmanager
+def slurm_cluster(scratch: Path, cpus: int = 2, mem_mb: int = 8000, timeout: float = 60):
+    """Bring up munged, slurmctld and slurmd; yield the environment to submit with; stop them by PID."""
+    d = Path(scratch).resolve()
+    for sub in ("state", "spool", "munge"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    os.chmod(d / "munge", 0o700)
+    key = d / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    os.chmod(key, 0o400)
+    conf = d / "slurm.conf"
+    conf.write_text(CONF.format(d=d, cpus=cpus, mem=mem_mb))
+    env = {**os.environ, "SLURM_CONF": str(conf)}
+    procs: list[subprocess.Popen] = []
+    etc = Path("/etc/slurm/slurm.conf")
+    linked = False
+    try:
+        procs.append(subprocess.Popen(
+            ["munged", "-F", "--force", f"--key-file={key}", f"--socket={d}/munge.socket",
+             f"--pid-file={d}/munge/munged.pid", f"--log-file={d}/munge/munged.log", f"--seed-file={d}/munge/seed"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        _wait(lambda: (d / "munge.socket").exists(), timeout, "munged socket")
+        if not etc.exists():
+            etc.parent.mkdir(parents=True, exist_ok=True)
+            etc.symlink_to(conf)
+            linked = True
+        procs.append(subprocess.Popen(["slurmctld", "-D", "-f", str(conf)], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(["slurmd", "-D", "-N", "localhost", "-f", str(conf)], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+        def idle():
+            r = subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True)
+            return r.returncode == 0 and r.stdout.strip() in ("idle", "mix", "alloc")
+
+        _wait(idle, timeout, "node idle in sinfo", logs=[d / "slurmctld.log", d / "slurmd.log"])
+        yield env
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=5)
+        if linked and etc.is_symlink():
+            etc.unlink()
+
+
+def _wait(cond, timeout, what, logs=()):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if cond():
+            return
+        time.sleep(0.5)
+    tail = "".join(f"\n--- {p}:\n" + p.read_text()[-2000:] for p in logs if Path(p).exists())
+    raise TimeoutError(f"SLURM test cluster: timed out waiting for {what}{tail}")
