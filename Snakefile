@@ -16,6 +16,10 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+# `snakemake --report report.html`: every figure and table with its caption (workflow/report/).
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/fetch.smk"
 include: "workflow/rules/retrieval.smk"
