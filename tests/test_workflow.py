@@ -130,3 +130,17 @@ def test_malformed_user_run_fails_with_file_and_line_and_no_output(tmp_path, mir
     snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p)
     m = to_matrix(read_scores(tmp_path / "results/test/scores/mine.tsv"), "AP")
     assert m.loc["1", "good"] == 1.0 and m.loc["1", "bad"] == 0.5
+
+
+def test_bv_outputs_and_verify(dag):
+    """BV-Test on the real TREC-8 ad hoc and Web 2012 matrices: Table 9's original-data cells to 4 decimals."""
+    v = dag / "results" / "test" / "bv"
+    t = pd.read_csv(v / "verify.csv").set_index("item")
+    for item in ("table9/trec8-adhoc/original", "table9/trec-web2012/original", "table9/trec-web2012/original_norm",
+                 "table9/trec8-adhoc/difficulty", "table2/f3/bias2_c_1"):
+        assert str(t.loc[item, "ok"]) == "True", t.loc[item]
+    assert abs(t.loc["table9/trec8-adhoc/original", "reproduced"] - (-0.9162)) < 5e-5
+    # the row the paper most likely mistyped is shown, not hidden
+    assert str(t.loc["table9/trec8-adhoc/original_norm", "ok"]) == "False"
+    assert (v / "fig1_vaswani.png").stat().st_size > 10_000
+    assert (v / "sigir13_figs_vaswani.png").exists()

@@ -173,3 +173,38 @@ def tradeoff_random(X, size: int, n_groups: int, repeats: int, seed: int, target
     if (den == 0).any():
         raise InputError("correlation undefined for some random grouping (constant Bias² or Var)")
     return (b * v).sum(axis=1) / den
+
+
+TABLE9_COLUMNS = ["original", "original_norm", "random", "random_norm", "difficulty", "difficulty_norm"]
+
+
+def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_target="group",
+               difficulty_size=5, difficulty_target="topic", seed=0, **_ignored) -> dict:
+    """One row of BV-Test Table 9 for a systems × topics matrix: the Bias²–Var correlation on the original scores
+    and on max–min normalised scores (Eq. 11), ungrouped, over random groups (mean over repetitions) and over
+    query-difficulty groups (difficulty = the best original score of the topic)."""
+    X = _check(X)
+    Xn = maxmin_normalise(X)
+    groups = difficulty_groups(X, difficulty_size)
+    return {
+        "original": tradeoff(X),
+        "original_norm": tradeoff(Xn),
+        "random": float(tradeoff_random(X, random_size, random_groups, random_repeats, seed, random_target).mean()),
+        "random_norm": float(tradeoff_random(Xn, random_size, random_groups, random_repeats, seed + 1,
+                                             random_target).mean()),
+        "difficulty": tradeoff_groups(X, groups, difficulty_target),
+        "difficulty_norm": tradeoff_groups(Xn, groups, difficulty_target),
+    }
+
+
+def table8(X, systems, top: int = 8, ddof: int = 1) -> pd.DataFrame:
+    """BV-Test Table 8 for the ``top`` systems by mean score: |ZRisk| (α = 0, baseline = the target system) and
+    the Eq. 16 decomposition of Var(ρ)."""
+    from .risk import zrisk
+    X = _check(X)
+    xt = X.max(axis=0)
+    d = rho_decomposition(X, ddof)
+    d.insert(0, "system", list(systems))
+    d.insert(1, "mean", X.mean(axis=1))
+    d.insert(2, "abs_zrisk", [abs(zrisk(x, xt, 0.0)) for x in X])
+    return d.sort_values("mean", ascending=False, kind="stable").head(top).reset_index(drop=True)
