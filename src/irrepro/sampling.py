@@ -1,0 +1,231 @@
+"""Unbiased comparative evaluation by importance sampling (Schnabel, Swaminathan, Frazier & Joachims, ICTIR 2016).
+
+Notation: ``u[x, y]`` utilities (only sampled pairs are ever judged), ``P[s][x, y] = λ(y | S_s(x)) / |X|`` the target
+weights of system ``s`` (Eq. 2: ``U(S) = Σ_{x,y} u P``), ``Q[x, y]`` a sampling distribution over pairs (sums to 1).
+Arrays are queries × items; a pair index is the flat index into them.
+
+* metrics as (λ, u) pairs (Table 1): :func:`dcg_weights`, :func:`prec_weights`, :func:`rbp_weights`,
+  :func:`gain_weights` map 0-based ranks to λ;
+* estimators: Û (Eq. 3) :func:`u_hat`, Δ̂ (Eq. 7) :func:`delta_hat`, CLT interval (Eq. 6) :func:`confidence_interval`;
+* samplers: Q* for one system (Eq. 4), for a pair (Eq. 9), k systems vs a baseline (Eq. 11), ranking k systems
+  (Eq. 13), each from (approximate) utilities ũ; QP (ũ = 1), uniform, the naive pairwise heuristic of prior work,
+  ε-mixtures for reuse (Sec. 3.7) and the balance-heuristic mixture of Eq. 5;
+* exact variance Σ(Q)·n of the estimators (Eq. 8, 10) for the analytic Tables 5–7;
+* deterministic baselines ShallowPool and DeepPool.
+
+Sampling is with replacement and vectorised over trials (one ``searchsorted`` on the CDF of Q for all draws).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+
+# ------------------------------------------------------------------ metrics (λ as a function of the 0-based rank)
+
+def dcg_weights(ranks, k=None, base=2.0):
+    """DCG@k: λ = 1 / log_base(rank + 2) for 0-based rank < k (Table 1). SYNTH's Table 2 needs base e."""
+    r = np.asarray(ranks)
+    w = np.log(base) / np.log(r + 2.0)
+    return w if k is None else np.where(r < k, w, 0.0)
+
+
+def prec_weights(ranks, k):
+    """Prec@k: λ = 1/k for the top k."""
+    return np.where(np.asarray(ranks) < k, 1.0 / k, 0.0)
+
+
+def gain_weights(ranks, k):
+    """Gain@k: λ = 1 for the top k."""
+    return np.where(np.asarray(ranks) < k, 1.0, 0.0)
+
+
+def rbp_weights(ranks, p=0.8):
+    """RBP(p): λ = (1 − p) p^rank."""
+    return (1 - p) * p ** np.asarray(ranks, dtype=float)
+
+
+def target(ranks, metric=dcg_weights, **kw) -> np.ndarray:
+    """``P(x, y | S) = λ(y | S(x)) / |X|`` from a system's rank matrix (queries × items)."""
+    lam = metric(ranks, **kw)
+    return lam / lam.shape[0]
+
+
+def true_utility(u, P) -> float:
+    """``U(S) = Σ u P`` (Eq. 2): the mean over queries of the metric."""
+    return float(np.sum(u * P))
+
+
+# ------------------------------------------------------------------ sampling distributions
+
+def _normalise(w, name="Q"):
+    w = np.asarray(w, dtype=float)
+    if (w < 0).any():
+        raise ValueError(f"{name} has negative mass")
+    s = w.sum()
+    if s <= 0:
+        raise ValueError(f"{name} has no mass")
+    return w / s
+
+
+def q_single(u_approx, P):
+    """Q* for one system (Eq. 4): ∝ ũ · P(x, y | S)."""
+    return _normalise(u_approx * P)
+
+
+def q_pair(u_approx, P1, P2):
+    """Q* for Δ(S, S') (Eq. 9): ∝ ũ · |P(x,y|S) − P(x,y|S')|."""
+    return _normalise(u_approx * np.abs(P1 - P2))
+
+
+def q_pair_naive(u_approx, P1, P2):
+    """The heuristic of prior work (Yilmaz et al.): ∝ ũ · (P + P') / 2."""
+    return _normalise(u_approx * (P1 + P2) / 2)
+
+
+def q_baseline(u_approx, Ps, P0):
+    """Q* for k systems against a baseline (Eq. 11): ∝ ũ · sqrt(Σ_j (P_j − P_0)²)."""
+    return _normalise(u_approx * np.sqrt(sum((P - P0) ** 2 for P in Ps)))
+
+
+def q_ranking(u_approx, Ps):
+    """Q* for ranking k systems (Eq. 13): the baseline is the mean system τ = (1/k) Σ_j P_j."""
+    tau = sum(Ps) / len(Ps)
+    return q_baseline(u_approx, Ps, tau)
+
+
+def q_uniform(shape):
+    return np.full(shape, 1.0 / np.prod(shape))
+
+
+def mix_epsilon(Q, eps):
+    """Q ∝ Q + ε (Sec. 3.7): full support so that the judgments can be reused for any new system."""
+    return _normalise(Q + eps)
+
+
+def balance_mixture(Qs, counts):
+    """Eq. 5, the balance heuristic: data drawn n_i times from Q_i is weighted by Q = Σ n_i Q_i / Σ n_i."""
+    counts = np.asarray(counts, dtype=float)
+    return sum(c * q for c, q in zip(counts, Qs)) / counts.sum()
+
+
+# ------------------------------------------------------------------ sampling and estimators
+
+def draw(Q, n, trials=1, rng=None) -> np.ndarray:
+    """``trials × n`` flat pair indices drawn i.i.d. with replacement from Q (inverse-CDF sampling).
+
+    The uniforms of each trial are sorted before the binary search: the draws are exchangeable, so the order
+    within a trial changes no estimate, and sorted look-ups are cache-friendly (about 10x faster on SYNTH)."""
+    rng = np.random.default_rng(rng)
+    cdf = np.cumsum(np.asarray(Q, float).ravel())
+    cdf /= cdf[-1]
+    idx = np.searchsorted(cdf, np.sort(rng.random((trials, n)), axis=1), side="right")
+    return np.minimum(idx, cdf.size - 1)
+
+
+def u_hat(u, P, Q, idx) -> np.ndarray:
+    """Û_n(S) (Eq. 3) for each row of sampled indices: mean of z = u P / Q (z computed once, then gathered)."""
+    Qf = np.asarray(Q, float).ravel()
+    z = np.divide(np.asarray(u, float).ravel() * np.asarray(P, float).ravel(), Qf, out=np.zeros_like(Qf),
+                  where=Qf > 0)
+    return z[idx].mean(axis=-1)
+
+
+def delta_hat(u, P1, P2, Q, idx) -> np.ndarray:
+    """Δ̂_n(S, S') (Eq. 7): mean of u (P − P') / Q."""
+    z = u.ravel()[idx] * (P1.ravel()[idx] - P2.ravel()[idx]) / Q.ravel()[idx]
+    return z.mean(axis=-1)
+
+
+def confidence_interval(u, P, Q, idx, alpha=0.05, P2=None):
+    """Eq. 6: Û ± t_{α/2} σ̂ / sqrt(n), σ̂ the sample standard deviation of z = u P / Q (or u (P − P') / Q)."""
+    diff = P.ravel()[idx] if P2 is None else P.ravel()[idx] - P2.ravel()[idx]
+    z = u.ravel()[idx] * diff / Q.ravel()[idx]
+    n = z.shape[-1]
+    est = z.mean(axis=-1)
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * z.std(axis=-1, ddof=1) / np.sqrt(n)
+    return est, est - half, est + half
+
+
+def variance_times_n(u, W, Q) -> float:
+    """Exact Σ(Q) · n = Var_Q[z] with z = u W / Q (W = P for Û, P − P' for Δ̂). Pairs with Q = 0 must have u W = 0."""
+    u, W, Q = (np.asarray(a, float).ravel() for a in (u, W, Q))
+    num = u * W
+    pos = Q > 0
+    if np.any((~pos) & (num != 0)):
+        raise ValueError("Q lacks support where u·W ≠ 0: the estimator would be biased")
+    mu = num.sum()
+    return float((num[pos] ** 2 / Q[pos]).sum() - mu ** 2)
+
+
+# ------------------------------------------------------------------ deterministic pooling baselines
+
+def shallow_pool(u, ranks, P, n):
+    """ShallowPool: judge the top b' = n / |X| items of each query; unjudged items count as 0."""
+    b = max(int(n // u.shape[0]), 0)
+    judged = ranks < b
+    return float(np.sum(np.where(judged, u, 0.0) * P))
+
+
+def pool_mask(ranks_all, pool_depth):
+    """Pairs in the pool: the union of every system's top ``pool_depth``."""
+    pooled = np.zeros(ranks_all[0].shape, dtype=bool)
+    for r in ranks_all:
+        pooled |= r < pool_depth
+    return pooled
+
+
+def deep_pool(u, pooled, P, n, rng=None):
+    """DeepPool: judge every pooled item (``pooled``, see :func:`pool_mask`) of l' = n / b random queries (b = the
+    mean pool size per query), and average the metric over those queries (unbiased for U(S), high variance)."""
+    rng = np.random.default_rng(rng)
+    b = pooled.sum(axis=1).mean()
+    n_q = max(int(n // b), 1)
+    qs = rng.choice(u.shape[0], size=n_q, replace=False)
+    per_query = np.sum(np.where(pooled[qs], u[qs], 0.0) * P[qs], axis=1) * u.shape[0]
+    return float(per_query.mean())
+
+
+# ------------------------------------------------------------------ SYNTH experiment (Tables 2–4)
+
+def approx_utility_rank(ranks, top=4.0, n_items=None):
+    """The paper's ũ_S(x, y) = 4 (1 − rank / 2000) for SYNTH (0-based rank, so every item keeps ũ > 0)."""
+    n_items = n_items or ranks.shape[1]
+    return top * (1.0 - np.asarray(ranks, float) / n_items)
+
+
+def approx_utility_trec(ranks):
+    """The paper's ũ_S(x, y) = 16 / (rank + 34) for TREC (1-based rank)."""
+    return 16.0 / (np.asarray(ranks, float) + 1 + 34)
+
+
+def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, base=np.e, pool_depth=None,
+                             alpha=0.05, approx=approx_utility_rank):
+    """Tables 2–4 of the paper for every system: true U(S); ShallowPool; DeepPool mean ± sd; Û(S) under the
+    approximate Q* (Eq. 4) mean ± sd; sd of Û under Q*, QP (ũ = 1) and uniform; mean 95% CI half-width (Eq. 6)
+    and empirical coverage. Returns a list of dict rows."""
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    pool_depth = pool_depth or u.shape[1]
+    Ps = {s: target(r, base=base) for s, r in ranks.items()}
+    unif = q_uniform(u.shape)
+    pooled = pool_mask(list(ranks.values()), pool_depth)
+    rows = []
+    for s, r in ranks.items():
+        P = Ps[s]
+        true = true_utility(u, P)
+        q_star = q_single(approx(r), P)
+        q_p = q_single(np.ones_like(u), P)
+        idx = draw(q_star, n, trials, rng)
+        est, lo, hi = confidence_interval(u, P, q_star, idx, alpha)
+        sd = {"q_star": est.std(ddof=1)}
+        for name, Q in (("q_p", q_p), ("q_unif", unif)):
+            sd[name] = u_hat(u, P, Q, draw(Q, n, trials, rng)).std(ddof=1)
+        deep = np.array([deep_pool(u, pooled, P, n, rng) for _ in range(trials)])
+        rows.append({"system": s, "true": true, "shallow": shallow_pool(u, r, P, n),
+                     "deep_mean": deep.mean(), "deep_sd": deep.std(ddof=1),
+                     "u_hat_mean": est.mean(), "u_hat_sd": sd["q_star"],
+                     "sd_q_star": sd["q_star"], "sd_q_p": sd["q_p"], "sd_q_unif": sd["q_unif"],
+                     "ci_halfwidth": float(np.mean(hi - est)),
+                     "coverage": float(np.mean((lo <= true) & (true <= hi)))})
+    return pd.DataFrame(rows)
