@@ -24,9 +24,47 @@ rule sampling_synth:
         "../scripts/sampling/synth.py"
 
 
+SM_TREC = [c for c in SMC["trec"]["collections"]]
+for _c in SM_TREC:
+    if _c not in COLLECTIONS:
+        raise ValueError(f"config key sampling.trec.collections: {_c!r} is not a retrieved collection")
+
+
+def _sampling_inputs(wc):
+    if wc.data == "synth":
+        return {}
+    return {"runs": runs_of(wc.data), "qrels": f"{V}/collections/{wc.data}/qrels.txt"}
+
+
+rule sampling_comparative:
+    """Tables 5–7 (Σ(Q)·n of naive vs Q* for pairwise, vs-baseline and ranking; approximate and true utilities)
+    and Figs 1–3 (accuracy against budget), on SYNTH or on a collection of our population (the TREC substitute)."""
+    input:
+        unpack(_sampling_inputs),
+    output:
+        tables=f"{V}/sampling/tables5-7_{{data}}.csv",
+        md=report(f"{V}/sampling/tables5-7_{{data}}.md", caption="../report/sampling/tables57.rst",
+                  category="Sampling"),
+        accuracy=f"{V}/sampling/accuracy_{{data}}.csv",
+        pdf=f"{V}/sampling/figs1-3_{{data}}.pdf",
+        png=report(f"{V}/sampling/figs1-3_{{data}}.png", caption="../report/sampling/figs.rst", category="Sampling",
+                   labels={"figure": "Figs 1-3", "data": "{data}"}),
+        values=f"{V}/sampling/values/comparative_{{data}}.json",
+    params:
+        settings=json.dumps(SMC, sort_keys=True),
+    log:
+        f"{V}/logs/sampling/comparative_{{data}}.log",
+    threads: 1
+    resources:
+        mem_mb=8000,
+    script:
+        "../scripts/sampling/comparative.py"
+
+
 rule sampling_verify:
     input:
-        values=f"{V}/sampling/values/synth.json",
+        values=[f"{V}/sampling/values/synth.json"]
+        + [f"{V}/sampling/values/comparative_{d}.json" for d in ["synth"] + SM_TREC],
         reference=f"{REPO}/config/reference/sampling.yaml",
     output:
         csv=f"{V}/sampling/verify.csv",
@@ -41,4 +79,5 @@ rule sampling_verify:
 rule sampling_all:
     input:
         f"{V}/sampling/synth_tables.csv",
+        [f"{V}/sampling/figs1-3_{d}.png" for d in ["synth"] + SM_TREC],
         f"{V}/sampling/verify.csv",

@@ -6,6 +6,8 @@ from irrepro.verify import build_verify_table, load_reference, write_verify_tabl
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    values = json.load(open(sm.input.values))
+    values = {}
+    for p in sm.input.values:
+        values.update(json.load(open(p)))
     ref = load_reference(sm.input.reference)
     write_verify_table(build_verify_table(ref, values), sm.output.csv, sm.output.md)
