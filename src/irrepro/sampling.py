@@ -200,14 +200,17 @@ def approx_utility_trec(ranks):
 
 
 def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, base=np.e, pool_depth=None,
-                             alpha=0.05, approx=approx_utility_rank):
+                             alpha=0.05, approx=approx_utility_rank, target_fn=None, depth=None):
     """Tables 2–4 of the paper for every system: true U(S); ShallowPool; DeepPool mean ± sd; Û(S) under the
     approximate Q* (Eq. 4) mean ± sd; sd of Û under Q*, QP (ũ = 1) and uniform; mean 95% CI half-width (Eq. 6)
     and empirical coverage. Returns a list of dict rows."""
     import pandas as pd
     rng = np.random.default_rng(seed)
     pool_depth = pool_depth or u.shape[1]
-    Ps = {s: target(r, base=base) for s, r in ranks.items()}
+    if target_fn is None:
+        Ps = {s: target(r, base=base) for s, r in ranks.items()}
+    else:
+        Ps = {s: target_fn(r, depth) for s, r in ranks.items()}
     unif = q_uniform(u.shape)
     pooled = pool_mask(list(ranks.values()), pool_depth)
     rows = []

@@ -46,6 +46,7 @@ rule sampling_comparative:
         md=report(f"{V}/sampling/tables5-7_{{data}}.md", caption="../report/sampling/tables57.rst",
                   category="Sampling"),
         accuracy=f"{V}/sampling/accuracy_{{data}}.csv",
+        tables24=f"{V}/sampling/tables2-4_{{data}}.csv",
         pdf=f"{V}/sampling/figs1-3_{{data}}.pdf",
         png=report(f"{V}/sampling/figs1-3_{{data}}.png", caption="../report/sampling/figs.rst", category="Sampling",
                    labels={"figure": "Figs 1-3", "data": "{data}"}),
