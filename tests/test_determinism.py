@@ -18,17 +18,3 @@ def test_cores_1_and_cores_2_give_identical_bytes(dag, tmp_path):
     differ = [k for k in a if a[k].read_bytes() != b[k].read_bytes()]
     assert not differ, f"files differ between --cores 2 and --cores 1: {differ}"
 
-
-def test_one_figure_rebuilds_alone(dag):
-    """Rebuilding one figure runs only its rule: nothing upstream is recomputed."""
-    target = "results/test/figures/population_vaswani.png"
-    p = snakemake(dag, "-n", "--cores", "1", target)
-    assert "Nothing to be done" in p.stdout + p.stderr  # touch nothing: up to date
-    (dag / target).unlink()
-    p = snakemake(dag, "--cores", "1", target)
-    out = p.stdout + p.stderr
-    assert "1 of 1 steps (100%) done" in out, out[-2000:]
-    assert "rule population_figure" in out
-    # forcing it (snakemake -f) also reruns just that rule
-    p = snakemake(dag, "--cores", "1", "-f", target)
-    assert "1 of 1 steps (100%) done" in p.stdout + p.stderr
