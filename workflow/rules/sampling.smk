@@ -9,8 +9,8 @@ rule sampling_synth:
     output:
         csv=f"{V}/sampling/synth_tables.csv",
         t2=report(f"{V}/sampling/table2.md", caption="../report/sampling/table2.rst", category="Sampling"),
-        t3=f"{V}/sampling/table3.md",
-        t4=f"{V}/sampling/table4.md",
+        t3=report(f"{V}/sampling/table3.md", caption="../report/sampling/table3.rst", category="Sampling"),
+        t4=report(f"{V}/sampling/table4.md", caption="../report/sampling/table4.rst", category="Sampling"),
         values=f"{V}/sampling/values/synth.json",
     params:
         settings=json.dumps(SMC, sort_keys=True),
