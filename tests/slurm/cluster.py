@@ -8,6 +8,7 @@ plugin strips ``SLURM_*`` variables (``SLURM_CONF`` included), so the config is 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -15,6 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
+LOCK = "/tmp/irrepro-slurm-test.lock"
+LOCK_WAIT = 1800  # seconds
 BINARIES = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue")
 
 CONF = """\
@@ -53,6 +56,29 @@ def available() -> bool:
 @contextlib.contextmanager
 def slurm_cluster(scratch: Path, cpus: int = 2, mem_mb: int = 8000, timeout: float = 60):
     """Bring up munged, slurmctld and slurmd; yield the environment to submit with; stop them by PID."""
+    # One test cluster per machine at a time: the daemons listen on SLURM's fixed ports (6817/6818) and the config
+    # is linked at /etc/slurm/slurm.conf, so a second test run (another checkout, CI beside a developer) waits here.
+    lock = open(LOCK, "w")
+    t0 = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() - t0 > LOCK_WAIT:
+                lock.close()
+                raise TimeoutError(f"another SLURM test cluster holds {LOCK} for more than {LOCK_WAIT} s")
+            time.sleep(2)
+    try:
+        with _cluster(scratch, cpus, mem_mb, timeout) as env:
+            yield env
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+@contextlib.contextmanager
+def _cluster(scratch, cpus, mem_mb, timeout):
     d = Path(scratch).resolve()
     for sub in ("state", "spool", "munge"):
         (d / sub).mkdir(parents=True, exist_ok=True)
@@ -72,6 +98,8 @@ def slurm_cluster(scratch: Path, cpus: int = 2, mem_mb: int = 8000, timeout: flo
              f"--pid-file={d}/munge/munged.pid", f"--log-file={d}/munge/munged.log", f"--seed-file={d}/munge/seed"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         _wait(lambda: (d / "munge.socket").exists(), timeout, "munged socket")
+        if etc.is_symlink() and not etc.exists():  # left dangling by a killed test run
+            etc.unlink()
         if not etc.exists():
             etc.parent.mkdir(parents=True, exist_ok=True)
             etc.symlink_to(conf)
