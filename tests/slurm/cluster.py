@@ -113,7 +113,7 @@ def _cluster(scratch, cpus, mem_mb, timeout):
             r = subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True)
             return r.returncode == 0 and r.stdout.strip() in ("idle", "mix", "alloc")
 
-        _wait(idle, timeout, "node idle in sinfo", logs=[d / "slurmctld.log", d / "slurmd.log"])
+        _wait(idle, timeout, "node idle in sinfo", logs=[d / "slurmctld.log", d / "slurmd.log"], procs=procs)
         yield env
     finally:
         for p in reversed(procs):
@@ -129,11 +129,15 @@ def _cluster(scratch, cpus, mem_mb, timeout):
             etc.unlink()
 
 
-def _wait(cond, timeout, what, logs=()):
+def _wait(cond, timeout, what, logs=(), procs=()):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         if cond():
             return
+        dead = [p.args[0] for p in procs if p.poll() is not None]
+        if dead:  # e.g. "Address already in use": another SLURM on this machine
+            what = f"{what}: {', '.join(dead)} exited"
+            break
         time.sleep(0.5)
     tail = "".join(f"\n--- {p}:\n" + p.read_text()[-2000:] for p in logs if Path(p).exists())
-    raise TimeoutError(f"SLURM test cluster: timed out waiting for {what}{tail}")
+    raise TimeoutError(f"SLURM test cluster: gave up waiting for {what}{tail}")
