@@ -28,8 +28,7 @@ rule population_table:
         f"{V}/scores/{{collection}}.tsv",
     output:
         csv=f"{V}/tables/population_{{collection}}.csv",
-        md=report(f"{V}/tables/population_{{collection}}.md", caption="../report/population_table.rst",
-                  category="Spine", subcategory="System population"),
+        md=f"{V}/tables/population_{{collection}}.md",
     log:
         f"{V}/logs/population_table/{{collection}}.log",
     threads: 1
