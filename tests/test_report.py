@@ -89,10 +89,13 @@ CLICK_JS = r"""<script>
 function irreproClick(t) {
   if (t.includes('::')) {
     const [f, ic] = t.split('::');
-    // PATH: the row showing that path, or (rows shown by their labels) the row whose cells hold PATH's labels
+    // PATH: the row showing that path, or (results shown by their labels) the row whose cells are all PATH's labels
     const rows = [...document.querySelectorAll('tr')];
     const row = rows.find(r => [...r.querySelectorAll('td')].some(e => e.textContent.trim() === f))
-      || rows.find(r => f.split('|').slice(1).every(l => [...r.querySelectorAll('td')].some(e => e.textContent.trim() === l)) && f.includes('|'));
+      || rows.find(r => {
+           const labels = f.split('|').slice(1), cells = [...r.querySelectorAll('td')].map(e => e.textContent.trim()).filter(x => x);
+           return labels.length && cells.length && cells.every(x => labels.includes(x)) && r.querySelector('a[iconname]');
+         });
     const a = row && row.querySelector('a[iconname="' + ic + '"]');
     if (a) a.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
     document.body.setAttribute('data-irrepro-click', a ? 'ok' : 'missing ' + t);
