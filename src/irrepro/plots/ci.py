@@ -1,0 +1,118 @@
+"""Figures of P3 (Oosterhuis et al., KDD 2024): CI width and coverage against the number of human-labelled queries
+(Fig. 2), width against adversarial bias β and oracle weight ζ (Fig. 3), per-query CRC intervals (Fig. 4).
+
+Input frames have one row per (method, setting, repetition) with columns ``method, low, high, width, covered``
+plus the setting column (``n``, ``beta`` or ``zeta``); see :mod:`irrepro.intervals`.
+"""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+METHODS = ["bootstrap", "ppi", "crc"]
+LABELS = {"bootstrap": "Bootstrap", "ppi": "PPI", "crc": "CRC"}
+COLORS = {"bootstrap": "tab:blue", "ppi": "tab:orange", "crc": "tab:green"}
+
+
+def summarise(runs: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per method and setting: mean width with its 95% prediction interval over runs (2.5/97.5 percentiles),
+    coverage with a 95% Wilson interval, and the share of runs where the method gave no interval (CRC with too
+    few queries)."""
+    rows = []
+    for (m, x), d in runs.groupby(["method", by], sort=True):
+        ok = d["width"].notna()
+        w = d.loc[ok, "width"].to_numpy()
+        cov = d["covered"].fillna(False).astype(bool).to_numpy()
+        k, n = int(cov.sum()), len(cov)
+        lo, hi = wilson(k, n)
+        rows.append({"method": m, by: x, "runs": n, "failed": int((~ok).sum()),
+                     "width": float(w.mean()) if len(w) else np.nan,
+                     "width_lo": float(np.percentile(w, 2.5)) if len(w) else np.nan,
+                     "width_hi": float(np.percentile(w, 97.5)) if len(w) else np.nan,
+                     "coverage": k / n if n else np.nan, "coverage_lo": lo, "coverage_hi": hi})
+    return pd.DataFrame(rows)
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054):
+    """95% Wilson score interval of a binomial proportion k/n."""
+    if n == 0:
+        return np.nan, np.nan
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return float(c - h), float(c + h)
+
+
+def _lines(ax, s: pd.DataFrame, by: str, col: str):
+    for m in METHODS:
+        d = s[s.method == m].sort_values(by)
+        if d.empty:
+            continue
+        ax.plot(d[by], d[col], marker="o", ms=3, color=COLORS[m], label=LABELS[m])
+        ax.fill_between(d[by], d[f"{col}_lo"], d[f"{col}_hi"], color=COLORS[m], alpha=0.15, lw=0)
+
+
+def fig2(summary: pd.DataFrame, title: str, alpha: float = 0.05):
+    """Fig. 2: width (top) and coverage (bottom) against the number of human-labelled queries n."""
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(4.2, 5.6), sharex=True)
+    _lines(a1, summary, "n", "width")
+    _lines(a2, summary, "n", "coverage")
+    a2.axhline(1 - alpha, color="black", ls="--", lw=0.8)
+    a1.set_ylabel("CI width (DCG@10)")
+    a2.set_ylabel("coverage")
+    a2.set_xlabel("number of human-labelled queries n")
+    a2.set_ylim(max(0.0, min(0.7, float(np.nanmin(summary.coverage_lo)) - 0.02)), 1.01)
+    a1.set_title(title, fontsize=9)
+    a1.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def fig3(beta_summary: pd.DataFrame, zeta_summary: pd.DataFrame, title: str):
+    """Fig. 3: width against adversarial bias β (left) and oracle weight ζ (right)."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.6, 3.2), sharey=False)
+    _lines(a1, beta_summary, "beta", "width")
+    _lines(a2, zeta_summary, "zeta", "width")
+    a1.set_xlabel("adversarial bias β")
+    a2.set_xlabel("oracle weight ζ")
+    a1.set_ylabel("CI width (DCG@10)")
+    a1.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def fig4(per_query: pd.DataFrame, title: str):
+    """Fig. 4: per-query CRC intervals on the test queries, sorted by true DCG (descending), one panel per ζ.
+    Green dots: true value covered; red: not covered; blue: the LLM-predicted value."""
+    zetas = sorted(per_query.zeta.unique())
+    fig, axes = plt.subplots(1, len(zetas), figsize=(3.4 * len(zetas), 3.0), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, z in zip(axes, zetas):
+        d = per_query[per_query.zeta == z].sort_values(["true", "query_id"], ascending=[False, True])
+        x = np.arange(len(d))
+        ok = d.low.notna().to_numpy()
+        ax.vlines(x[ok], d.low[ok], d.high[ok], color="grey", lw=1.5, alpha=0.6)
+        cov = d.covered.fillna(False).astype(bool).to_numpy()
+        ax.scatter(x[cov], d.true[cov], s=8, color="tab:green", zorder=3)
+        ax.scatter(x[~cov], d.true[~cov], s=8, color="tab:red", zorder=3)
+        ax.scatter(x, d.predicted, s=5, color="tab:blue", zorder=2)
+        ax.set_title(f"ζ = {z:g} (coverage {cov.mean():.2f})", fontsize=8)
+        ax.set_xlabel("test queries (by true DCG@10)")
+        ax.set_xticks([])
+    axes[0].set_ylabel("DCG@10")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def save(fig, pdf, png):
+    """PDF (dated by SOURCE_DATE_EPOCH, not the clock) and a 150-dpi PNG."""
+    fig.savefig(pdf, bbox_inches="tight")
+    fig.savefig(png, dpi=150, bbox_inches="tight")
+    plt.close(fig)
