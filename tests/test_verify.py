@@ -63,3 +63,22 @@ def test_check_config_errors_name_the_key(tmp_path):
         check_config({**base, "imports": {"r": {"type": "runs", "runs": str(tmp_path / "no"), "qrels": "q"}}})
     with pytest.raises(InputError, match=r"config key population: the grid is empty"):
         check_config({**base, "collections": {"v": {"ir_datasets": "vaswani"}}})
+
+
+def test_expand_reference_over_collections_and_labelers():
+    from irrepro.verify import expand_reference
+    ref = [
+        {"item": "table1/dl19-pool/human/BM25", "data": "dl19-pool", "paper": 8.25},
+        {"item": "table1/dl19-pool/{labeler}/llm/BM25", "data": "dl19-pool / {labeler}", "paper": 12.93},
+        {"item": "table1/{collection}/order", "data": "{collection}", "paper": True},
+        {"item": "fig2/{collection}/{labeler}/x", "data": "{collection} / {labeler}", "paper": True, "note": "on {labeler}"},
+    ]
+    combos = [("dl19-pool", "a"), ("dl19-pool", "b"), ("vaswani", "a")]
+    items = [r["item"] for r in expand_reference(ref, combos)]
+    assert items == ["table1/dl19-pool/human/BM25", "table1/dl19-pool/a/llm/BM25", "table1/dl19-pool/b/llm/BM25",
+                     "table1/dl19-pool/order", "table1/vaswani/order",
+                     "fig2/dl19-pool/a/x", "fig2/dl19-pool/b/x", "fig2/vaswani/a/x"]
+    assert expand_reference(ref, combos)[-1]["note"] == "on a"
+    # without dl19-pool configured, its fixed rows are left out
+    items = [r["item"] for r in expand_reference(ref, [("vaswani", "a")])]
+    assert items == ["table1/vaswani/order", "fig2/vaswani/a/x"]

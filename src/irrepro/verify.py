@@ -107,3 +107,38 @@ def to_markdown(df: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
     for row in df.itertuples(index=False):
         out.append("| " + " | ".join(fmt(v) for v in row) + " |")
     return "\n".join(out) + "\n"
+
+
+def expand_reference(reference: list[Mapping[str, Any]], combos) -> list[dict]:
+    """Expand reference rows templated on ``{collection}`` and ``{labeler}`` over the configured
+    ``(collection, labeler)`` pairs (rows with only ``{collection}`` once per collection). A fixed row that names
+    a collection (``item`` ``table1/dl19-pool/...``, ``data`` ``dl19-pool``) is kept only when that collection is
+    configured, so a smaller config does not list the paper's rows for data it did not ask for."""
+    combos = [tuple(c) for c in combos]
+    collections = list(dict.fromkeys(c for c, _ in combos))
+    out = []
+    for row in reference:
+        text = " ".join(str(row.get(k, "")) for k in ("item", "data"))
+        if "{labeler}" in text:
+            subs = [{"collection": c, "labeler": l} for c, l in combos]
+        elif "{collection}" in text:
+            subs = [{"collection": c} for c in collections]
+        else:
+            data = str(row.get("data", "")).split(" / ")[0]
+            if collections and data and data not in collections:
+                continue
+            subs = [{}]
+        for s in subs:
+            r = dict(row)
+            if "{labeler}" in text and "{collection}" not in text:
+                # e.g. table1/dl19-pool/{labeler}/...: only the labelers of that collection
+                data = str(row.get("data", "")).split(" / ")[0]
+                if data and s["collection"] != data:
+                    continue
+            for k in ("item", "data", "note"):
+                if isinstance(r.get(k), str):
+                    r[k] = r[k].replace("{collection}", s.get("collection", "{collection}")).replace(
+                        "{labeler}", s.get("labeler", "{labeler}"))
+            if r not in out:
+                out.append(r)
+    return out
