@@ -12,12 +12,29 @@ A score matrix ``X`` has one row per system ``i`` and one column per topic (or t
   or fixed groups of consecutive topics ordered by difficulty (the best score on the topic); a group's score is
   the mean of its topics' scores (MAP of the group).
 
-Functions take numpy arrays (systems × topics) and return arrays or frames. Bad input has defined behaviour:
-NaN cells raise ``InputError`` (drop or impute them explicitly first); a constant topic (max = min) normalises
-to 0 for every system (it carries no information about the systems), and a single system has an undefined
-correlation (NaN is never returned silently: ``InputError`` is raised).
+* per-topic bias–variance over simulated collections (BV-Test Sec. 3.4, Eq. 12–14): for one topic, ``y_{i,j}`` is
+  system ``i``'s score on collection sample ``j``; ``y_T,j = max_i y_{i,j}``, ``c = ȳ_T`` and Eq. 12
+  ``E(y_i − c)² = Bias²(y_i) + Var(y_i)``; Eq. 13/14 average ``Bias²`` and ``Var`` over topics (Tables 10, 11);
+* SIGIR 2013 (Zhang et al.) Eqs. 1–7: ``Bias(AP) = MAP_T − MAP``, ``Var(AP)``, and on ``ρ = AP_T − AP``:
+  ``Bias(ρ) = E(ρ) − ρ_T`` (``ρ_T = 0``), ``Var(ρ)`` and ``E(AP − AP_T)² = Var(ρ) + Bias²(ρ)`` (Tables 1, 2).
+
+Functions take numpy arrays (systems × topics) and return arrays or frames. Bad input has defined behaviour, and
+no function returns NaN:
+
+* a NaN or infinite cell raises ``InputError`` naming the cell; :func:`complete_matrix` is the documented way
+  to get a complete matrix from a topic × system frame (drops systems without any score, then topics missing a
+  score, and reports what it dropped);
+* a constant topic (max = min) normalises to 0 for every system (Eq. 11 is 0/0 there; the topic carries no
+  information about the systems);
+* a correlation across systems is undefined for a single system or when Bias² or Var is constant:
+  ``InputError``; :func:`try_value` turns such an error into ``(None, reason)`` for tables that report the cell
+  as not defined with the reason instead of failing;
+* a group size larger than the number of topics raises ``InputError`` (never a group with repeated topics);
+* a variance with ``ddof`` needs more than ``ddof`` topics (``InputError``, never the NaN numpy would return).
 """
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -31,11 +48,44 @@ def _check(X) -> np.ndarray:
         raise InputError(f"score matrix must be 2-D (systems x topics), got shape {X.shape}")
     if X.shape[0] < 1 or X.shape[1] < 1:
         raise InputError(f"score matrix is empty: shape {X.shape}")
-    if np.isnan(X).any():
-        i, j = np.argwhere(np.isnan(X))[0]
-        raise InputError(f"score matrix has NaN (first at system row {i}, topic column {j}); "
-                         f"drop the topic or system, or impute explicitly")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        what = "NaN" if np.isnan(X[i, j]) else "an infinite value"
+        raise InputError(f"score matrix has {what} (first at system row {i}, topic column {j}); "
+                         f"drop the topic or system, or impute explicitly (see complete_matrix)")
     return X
+
+
+def _check_ddof(n: int, ddof: int) -> None:
+    if n - ddof <= 0:
+        raise InputError(f"a variance with ddof={ddof} needs more than {ddof} topics, got {n}")
+
+
+def complete_matrix(M: pd.DataFrame):
+    """A complete systems × topics array from a topic × system frame (``scores.to_matrix``) with missing cells.
+
+    Drops the systems with no score at all, then every topic on which some remaining system has no score (a
+    run that skipped a topic is not scored 0 behind the user's back). Returns ``(X, systems, topics, dropped)``
+    with ``dropped = {"systems": [...], "topics": [...]}``; ``InputError`` when nothing is left.
+    """
+    M = M.astype(float)
+    empty = [s for s in M.columns if M[s].isna().all()]
+    M = M.drop(columns=empty)
+    incomplete = [t for t in M.index if M.loc[t].isna().any()]
+    M = M.drop(index=incomplete)
+    if M.shape[0] == 0 or M.shape[1] == 0:
+        raise InputError(f"no complete topic x system scores left after dropping {len(empty)} systems without "
+                         f"scores and {len(incomplete)} topics with missing scores")
+    return M.to_numpy().T, list(M.columns), list(M.index), {"systems": empty, "topics": incomplete}
+
+
+def try_value(fn, *args, **kwargs):
+    """``(fn(*args, **kwargs), "")``, or ``(None, reason)`` when ``fn`` raises ``InputError`` (an undefined cell)."""
+    try:
+        return fn(*args, **kwargs), ""
+    except InputError as e:
+        return None, str(e)
 
 
 def target_scores(X) -> np.ndarray:
@@ -49,6 +99,7 @@ def bias_variance(X, c: float | str = "target", ddof: int = 0) -> pd.DataFrame:
     ``c``: ``"target"`` (mean of the per-topic maximum), ``1`` (the metric's maximum) or any number.
     """
     X = _check(X)
+    _check_ddof(X.shape[1], ddof)
     cval = float(target_scores(X).mean()) if c == "target" else float(c)
     mean = X.mean(axis=1)
     bias2 = (mean - cval) ** 2
@@ -91,8 +142,7 @@ def rho_decomposition(X, ddof: int = 0) -> pd.DataFrame:
     X = _check(X)
     xt = X.max(axis=0)
     n = X.shape[1]
-    if n - ddof <= 0:
-        raise InputError(f"variance with ddof={ddof} needs more than {ddof} topics")
+    _check_ddof(n, ddof)
     dx = X - X.mean(axis=1, keepdims=True)
     dt = xt - xt.mean()
     cov = dx @ dt / (n - ddof)
@@ -208,3 +258,196 @@ def table8(X, systems, top: int = 8, ddof: int = 1) -> pd.DataFrame:
     d.insert(1, "mean", X.mean(axis=1))
     d.insert(2, "abs_zrisk", [abs(zrisk(x, xt, 0.0)) for x in X])
     return d.sort_values("mean", ascending=False, kind="stable").head(top).reset_index(drop=True)
+
+
+# --- per-topic bias–variance over simulated document collections (BV-Test Sec. 3.4, Tables 10–11) -------------
+
+def per_topic_bias_variance(Y, ddof: int = 0):
+    """Eq. 12 on every topic: ``Y`` is ``systems × topics × k`` (score of system ``i`` on topic ``t`` in collection
+    sample ``j``, BV-Test Table 3). Per topic, ``y_T,j = max_i y_{i,j}`` and ``c = mean_j y_T,j``;
+    ``Bias²(y_i) = (ȳ_i − c)²`` and ``Var(y_i)`` is the variance over the ``k`` samples (``ddof = 0`` makes
+    Eq. 12 an identity). Returns ``(bias2, var, c)`` of shapes ``S × T``, ``S × T`` and ``T``.
+    """
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim != 3 or min(Y.shape) < 1:
+        raise InputError(f"per-topic scores must be 3-D (systems x topics x samples), got shape {Y.shape}")
+    if not np.isfinite(Y).all():
+        raise InputError("per-topic scores have NaN or infinite values")
+    _check_ddof(Y.shape[2], ddof)
+    c = Y.max(axis=0).mean(axis=1)                                     # T
+    mean = Y.mean(axis=2)
+    return (mean - c[None, :]) ** 2, Y.var(axis=2, ddof=ddof), c
+
+
+def averaged_tradeoff(bias2, var, topics=None) -> float:
+    """BV-Test Table 10: Pearson correlation across systems of ``mean_t Bias²`` (Eq. 13) and ``mean_t Var``
+    (Eq. 14), over the topic columns ``topics`` (a boolean mask or indices; all by default)."""
+    bias2, var = np.asarray(bias2, float), np.asarray(var, float)
+    if topics is not None:
+        bias2, var = bias2[:, topics], var[:, topics]
+    if bias2.shape[1] == 0:
+        raise InputError("no topic left to average Bias² and Var over (no topic has a relevant retrieved document)")
+    return pearson(bias2.mean(axis=1), var.mean(axis=1))
+
+
+def per_topic_tradeoff(bias2, var) -> pd.DataFrame:
+    """BV-Test Table 11: per topic, the Pearson correlation across systems of ``Bias²`` and ``Var``.
+
+    Columns ``pearson`` (None where undefined) and ``note`` (why: a single system, or constant Bias² or Var, e.g.
+    a topic on which every system scores 0 in every sample); never NaN.
+    """
+    bias2, var = np.asarray(bias2, float), np.asarray(var, float)
+    rows = [try_value(pearson, bias2[:, t], var[:, t]) for t in range(bias2.shape[1])]
+    return pd.DataFrame({"pearson": pd.Series([v for v, _ in rows], dtype=object),
+                         "note": [n for _, n in rows]})
+
+
+# --- SIGIR 2013 (Zhang, Song, Wang, Hou): bias–variance of AP and of ρ = AP_T − AP (Tables 1, 2) --------------
+
+def ap_bias_variance(X, target) -> pd.DataFrame:
+    """SIGIR 2013 Eqs. 1–3 per model (row of ``X``, models × queries) against the target model's per-query AP
+    ``target``: ``bias = MAP_T − MAP`` (Eq. 1), ``var = E(AP − MAP)²`` (Eq. 2, population variance) and
+    ``total = bias² + var = E(AP − MAP_T)²`` (Eq. 3)."""
+    X = _check(X)
+    t = _check(np.atleast_2d(target))[0]
+    if t.size != X.shape[1]:
+        raise InputError(f"target has {t.size} queries, the models {X.shape[1]}")
+    mean = X.mean(axis=1)
+    bias = t.mean() - mean
+    var = X.var(axis=1)
+    return pd.DataFrame({"map": mean, "bias": bias, "var": var, "total": bias ** 2 + var})
+
+
+def rho_bias_variance(X, target) -> pd.DataFrame:
+    """SIGIR 2013 Eqs. 4–7 per model: ``ρ = AP_T − AP`` (Eq. 4), ``bias = E(ρ) − ρ_T`` with ``ρ_T = 0`` (Eq. 5),
+    ``var = E(ρ − E(ρ))²`` (Eq. 6) and ``total = var + bias² = E(AP − AP_T)²`` (Eq. 7)."""
+    X = _check(X)
+    t = _check(np.atleast_2d(target))[0]
+    if t.size != X.shape[1]:
+        raise InputError(f"target has {t.size} queries, the models {X.shape[1]}")
+    rho = t[None, :] - X
+    bias = rho.mean(axis=1)
+    var = rho.var(axis=1)
+    return pd.DataFrame({"bias": bias, "var": var, "total": bias ** 2 + var})
+
+
+# --- Session track (BV-Test Sec. 5.4, Table 12, Figs 2–3) ------------------------------------------------------
+
+SESSION_RUN_PATTERN = r"^(?:input\.)?(?P<system>.+)\.(?P<condition>RL\d+)$"
+
+
+def session_run_name(name: str, pattern: str = SESSION_RUN_PATTERN) -> tuple[str, str]:
+    """``(system, condition)`` of a Session-track run from its file name (``.gz`` stripped), e.g. NIST's
+    ``input.CWIpostRW.RL1`` -> ``("CWIpostRW", "RL1")``. ``pattern`` is a regular expression with the named groups
+    ``system`` and ``condition``; a name it does not match raises ``InputError``."""
+    import re
+    base = name[:-3] if name.endswith(".gz") else name
+    m = re.match(pattern, base)
+    if not m or "system" not in m.groupdict() or "condition" not in m.groupdict():
+        raise InputError(f"run file {name!r} does not match the Session-track pattern {pattern!r} "
+                         f"(named groups 'system' and 'condition' expected)")
+    return m.group("system"), m.group("condition")
+
+
+def session_scores(runs, qrels: pd.DataFrame, measure: str = "nDCG@10", pattern: str = SESSION_RUN_PATTERN,
+                   topic_map: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per-session scores of Session-track runs: ``condition, system, topic, value``.
+
+    ``runs``: run name (file name) -> run frame (``trec.read_run``); the name gives system and condition
+    (:func:`session_run_name`). ``topic_map``: session -> topic of the qrels (2011/2012 sessions share topics);
+    without it the run's query id is the qrels' topic. Sessions are the judged ones (after mapping); a session a run
+    did not answer scores 0 (``evaluation.evaluate_run``). Two runs with the same system and condition are an error.
+    """
+    from .evaluation import evaluate_run
+    q = qrels.copy()
+    q["query_id"] = q["query_id"].astype(str)
+    if topic_map:
+        m = pd.DataFrame({"session": [str(k) for k in topic_map], "query_id": [str(v) for v in topic_map.values()]})
+        q = m.merge(q, on="query_id").drop(columns="query_id").rename(columns={"session": "query_id"})
+        if q.empty:
+            raise InputError("no session of the topic map has judged documents: check the map's topic ids")
+    q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()  # subtopic qrels: best grade
+    frames, seen = [], {}
+    for name, run in runs.items():
+        system, cond = session_run_name(name, pattern)
+        if (system, cond) in seen:
+            raise InputError(f"runs {seen[system, cond]!r} and {name!r} are both system {system!r}, condition {cond!r}")
+        seen[system, cond] = name
+        e = evaluate_run(run, q, [measure])
+        frames.append(e.assign(condition=cond, system=system)[["condition", "system", "topic", "value"]])
+    if not frames:
+        raise InputError("no Session-track runs given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def session_tradeoffs(scores: pd.DataFrame, conditions, target: str = "condition"):
+    """BV-Test Table 12 and Figs 2–3 for one Session track from ``scores`` (``condition, system, topic, value``,
+    e.g. NDCG@10 per session).
+
+    Per condition (in the order of ``conditions``): the Pearson correlation across systems of Bias² and Var (Eq. 7)
+    on the scores (``pearson``) and on max–min normalised scores (Eq. 11, ``pearson_norm``), with the target
+    system the per-session maximum. ``target="condition"``: the maximum and the normalisation are taken within the
+    condition (each condition is a Table 9-style matrix); ``"track"``: over every run of every condition, so Bias²
+    of different conditions share one ``c``. Sessions missing from some run of a condition are dropped for that
+    condition (:func:`complete_matrix`); an undefined correlation is None with the reason in ``note``.
+
+    Returns ``(table, systems)``: ``table`` one row per condition; ``systems`` one row per (condition, system) with
+    ``mean, bias2, var, total`` and the normalised ``*_norm`` against the track-wide target (so that conditions
+    compare, as Figs 2–3 do), and ``best``: whether the condition has the system's lowest Bias² + Var.
+    """
+    if target not in ("condition", "track"):
+        raise InputError(f"unknown Session-track target {target!r}; expected 'condition' or 'track'")
+    conditions = list(conditions)
+    missing = [c for c in conditions if c not in set(scores["condition"])]
+    if missing:
+        raise InputError(f"no runs for condition(s) {missing}; found {sorted(set(scores['condition']))}")
+    wide = scores.pivot_table(index="topic", columns=["condition", "system"], values="value", aggfunc="first")
+    # track-wide target and normalisation: per session over every run of every condition
+    full = wide.dropna(axis=0)
+    rows = []
+    for cond in conditions:
+        M = wide[cond].dropna(axis=1, how="all")
+        X, systems, topics, dropped = complete_matrix(M)
+        if target == "track":
+            sub = full.loc[[t for t in topics if t in full.index]]
+            lo, hi = sub.min(axis=1).to_numpy(), sub.max(axis=1).to_numpy()
+            X = sub[cond][systems].to_numpy().T
+            span = hi - lo
+            Xn = np.divide(X - lo, span, out=np.zeros_like(X), where=span > 0)
+            c, cn = float(hi.mean()), float(np.where(span > 0, 1.0, 0.0).mean())
+        else:
+            Xn = maxmin_normalise(X)
+            c, cn = "target", "target"
+        p, note = try_value(tradeoff, X, c)
+        pn, note_n = try_value(tradeoff, Xn, cn)
+        rows.append({"condition": cond, "systems": len(systems), "sessions": X.shape[1], "pearson": p,
+                     "pearson_norm": pn, "note": "; ".join(sorted({n for n in (note, note_n) if n}))
+                     + (f"; dropped sessions with missing scores: {len(dropped['topics'])}"
+                        if dropped["topics"] else "")})
+    table = pd.DataFrame(rows)
+    for col in ("pearson", "pearson_norm"):
+        table[col] = pd.Series([r[col] for r in rows], dtype=object)
+    # per system and condition against the track-wide target (Figs 2–3)
+    if full.shape[0] == 0:
+        raise InputError("no session is scored by every run of the track")
+    hi, lo = full.max(axis=1).to_numpy(), full.min(axis=1).to_numpy()
+    span = hi - lo
+    fn = full.sub(lo, axis=0).div(np.where(span > 0, span, 1.0), axis=0)
+    fn = fn.where(np.broadcast_to((span > 0)[:, None], fn.shape), 0.0)
+    c, cn = float(hi.mean()), float(np.where(span > 0, 1.0, 0.0).mean())
+    recs = []
+    for cond in conditions:
+        for s in full[cond].columns:
+            b = bias_variance(full[cond][s].to_numpy()[None, :], c=c).iloc[0]
+            bn = bias_variance(fn[cond][s].to_numpy()[None, :], c=cn).iloc[0]
+            recs.append({"condition": cond, "system": s, "mean": b["mean"], "bias2": b["bias2"], "var": b["var"],
+                         "total": b["total"], "mean_norm": bn["mean"], "bias2_norm": bn["bias2"],
+                         "var_norm": bn["var"], "total_norm": bn["total"]})
+    per = pd.DataFrame(recs)
+    for col in ("total", "total_norm"):
+        flag = "best" if col == "total" else "best_norm"
+        per[flag] = False
+        both = per.groupby("system")["condition"].transform("nunique") == len(conditions)
+        idx = per[both].groupby("system")[col].idxmin()
+        per.loc[idx.to_numpy(), flag] = True
+    return table, per

@@ -14,6 +14,11 @@ Zhang et al., IP&M 2022):
   A topic whose expected value is 0 (both scores 0) contributes 0.
 * GeoRisk (Dinçer et al. 2016), Eq. 20: ``sqrt( (Σ_q x_q / n) · Φ(ZRisk_α / n) )`` with Φ the standard normal CDF.
 
+* Robustness Index (Collins-Thompson, CIKM 2009; SIGIR 2013 Zhang et al., Sec. 1): ``RI = (n+ − n−) / |Q|``,
+  ``n+`` (``n−``) the queries the model improves (hurts) over the original model; ties count in neither.
+* ``<Init`` (Zighelnic & Kurland, SIGIR 2008): the fraction of queries on which the model is worse than the
+  original (initial) model.
+
 All functions take the system's and the baseline's per-topic scores (1-D arrays of equal length) and return a float;
 ``*_matrix`` versions take a systems × topics matrix and a baseline vector and return one value per system.
 """
@@ -90,3 +95,15 @@ def risk_table(X, baseline, alpha: float = 0.0):
     X = np.asarray(X, float)
     return pd.DataFrame([{"urisk": urisk(r, baseline, alpha), "trisk": trisk(r, baseline, alpha),
                           "zrisk": zrisk(r, baseline, alpha), "georisk": georisk(r, baseline, alpha)} for r in X])
+
+
+def robustness_index(x, b) -> float:
+    """Robustness Index ``(n+ − n−) / |Q|`` of ``x`` over the original model ``b`` (SIGIR 2013, Table 1)."""
+    x, b = _pair(x, b)
+    return float(((x > b).sum() - (x < b).sum()) / x.size)
+
+
+def below_init(x, b) -> float:
+    """``<Init``: the fraction of queries on which ``x`` is worse than the original model ``b`` (SIGIR 2013, Table 1)."""
+    x, b = _pair(x, b)
+    return float((x < b).mean())

@@ -1,0 +1,355 @@
+"""Simulated document collections: per-topic variance of AP (BV-Test Sec. 3.4, after Robertson & Kanoulas 2012).
+
+BV-Test (Zhang et al., IP&M 2022), Section 3.4: the document collection is a sample from a larger population
+(Cormack & Lynam 2006), so a system's AP on a topic has a per-topic variance across collection samples. For one
+system–topic pair with ``N`` retrieved documents (with scores), ``r`` of them relevant:
+
+1. draw ``r_s ~ Poisson(r)``;
+2. draw ``r_s`` scores *with replacement* from the ``r`` relevant retrieved scores and ``N − r_s`` from the
+   ``N − r`` non-relevant ones (the bootstrap of Ferro & Sanderson 2019);
+3. sort the ``N`` simulated scores in descending order; each carries its label, so a binary metric (AP) applies.
+
+Repeating this ``k`` times (``k = 100`` in the paper) gives ``y_{i,j}``, the AP of system ``i`` on simulated
+collection ``j`` (BV-Test Table 3); ``biasvariance.per_topic_bias_variance`` then applies Eq. 12–14.
+
+**How it is computed (exactly the procedure above, without drawing ``N`` scores).** Sorting bootstrap copies of the
+original scores reproduces the original order, copies of one document side by side. So a simulated list is fixed
+by how many copies each retrieved document gets; AP only needs, for each relevant copy, how many non-relevant copies
+precede it. With ``a_g`` copies of the ``g``-th relevant document (``(a_0..a_{r−1}) ~ Multinomial(r_s, 1/r)``) and
+``n_h`` non-relevant copies in the segment ``h`` of non-relevant documents lying before it (segment sizes ``m_h``,
+``(n_0..n_r) ~ Multinomial(N − r_s, m_h / (N − r))``), the relevant copies of document ``g`` sit at ranks
+``A_{g−1} + t + B_g`` (``t = 1..a_g``, ``A_{g−1} = Σ_{h<g} a_h``, ``B_g = Σ_{h≤g} n_h``) and contribute
+
+    Σ_{t=1}^{a_g} (A_{g−1} + t) / (A_{g−1} + t + B_g) = a_g − B_g [ψ(A_{g−1} + B_g + a_g + 1) − ψ(A_{g−1} + B_g + 1)]
+
+(ψ = digamma) to the sum of precisions. Both multinomials are drawn as chains of binomials, vectorised over all
+(system, topic, sample) cells at once; cells are sorted by ``r`` so that step ``g`` touches only the cells with
+``r > g``. The cost is ``O(k · Σ r)`` instead of ``O(k · S · T · N log N)``. Ties between an original relevant and
+non-relevant score keep the run's order (trec_eval's: score descending, docno descending).
+
+**The AP denominator** (the paper does not say): ``unretrieved="poisson"`` (default) adds ``u ~ Poisson(R − r)``
+unretrieved relevant documents, ``R`` from the qrels, so the simulated collection has ``R_s = r_s + u ~ Poisson(R)``
+relevant documents (Robertson & Kanoulas's population view); ``"fixed"`` adds ``R − r``; ``"retrieved"`` uses
+``R_s = r_s`` (the 1000 simulated scores alone). ``AP = 0`` when ``R_s = 0``.
+
+**Defined behaviour on bad or degenerate input.** A topic missing from a run is an empty list (AP 0, as
+``trec_eval -c``); a topic no system retrieves a relevant document for has AP 0 in every sample and is reported
+as not useful (the paper drops Ad-hoc 1995's topic 201 for this reason); when every retrieved document is relevant
+(``N = r``) there are no non-relevant scores to draw and the simulated list holds the ``r_s`` relevant copies only;
+``r_s`` is capped at ``N``. ``k < 2`` and a negative relevance threshold raise ``InputError``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy.special import digamma
+
+from .errors import InputError
+
+UNRETRIEVED = ("poisson", "fixed", "retrieved")
+
+
+@dataclass
+class RelevanceProfile:
+    """What the simulation needs of a set of runs on one collection.
+
+    ``systems`` (S), ``topics`` (T); ``n_ret[s, t]`` documents retrieved; ``r[s, t]`` of them relevant;
+    ``pos[s, t, :r]`` their 0-based ranks (ascending, padded with -1); ``R[t]`` relevant documents in the qrels.
+    """
+    systems: list
+    topics: list
+    n_ret: np.ndarray
+    r: np.ndarray
+    pos: np.ndarray
+    R: np.ndarray
+
+    @property
+    def useful(self) -> np.ndarray:
+        """Topics on which at least one system retrieved a relevant document."""
+        return self.r.max(axis=0) > 0 if self.r.size else np.zeros(len(self.topics), bool)
+
+
+def read_scored_run(path, system: str | None = None) -> pd.DataFrame:
+    """A TREC run file (``qid Q0 docno rank score tag``) as ``query_id, doc_id, score, system``, read with pandas'
+    C parser (the simulation reads tens of millions of lines). Any file the fast path cannot vouch for (wrong
+    field count, a non-numeric or NaN score, a document twice for a query) is re-read by ``trec.read_run``, whose
+    ``InputError`` names the file and line."""
+    from .trec import read_run
+    try:
+        df = pd.read_csv(path, sep=r"\s+", header=None, dtype={0: str, 2: str, 5: str}, engine="c",
+                         names=["query_id", "q0", "doc_id", "rank", "score", "tag", "extra"])
+        ok = (len(df) > 0 and df["extra"].isna().all() and df["tag"].notna().all()
+              and pd.api.types.is_numeric_dtype(df["score"]) and np.isfinite(df["score"].to_numpy(float)).all()
+              and not df.duplicated(["query_id", "doc_id"]).any() and (system or df["tag"].nunique() == 1))
+    except (ValueError, pd.errors.ParserError):
+        ok = False
+    if not ok:
+        df = read_run(path, system)  # raises InputError with file and line
+        return df[["query_id", "doc_id", "score", "system"]]
+    df["system"] = system or df["tag"].iloc[0]
+    return df[["query_id", "doc_id", "score", "system"]]
+
+
+def relevance_profile(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, rel_threshold: int = 1,
+                      depth: int | None = None, topics=None) -> RelevanceProfile:
+    """Build the :class:`RelevanceProfile` of ``runs`` (system -> frame with ``query_id, doc_id, score``) against
+    ``qrels``: a document is relevant when its grade is ``>= rel_threshold`` (subtopic qrels: its best grade).
+    Each list is ranked as trec_eval ranks it (score descending, docno descending) and cut at ``depth``.
+    ``topics`` defaults to the judged topics (those in the qrels); run topics outside them are ignored.
+    """
+    if rel_threshold < 1:
+        raise InputError(f"relevance threshold must be >= 1, got {rel_threshold}")
+    if not runs:
+        raise InputError("no runs given")
+    q = qrels[["query_id", "doc_id", "relevance"]].copy()
+    q["query_id"] = q["query_id"].astype(str)
+    q["doc_id"] = q["doc_id"].astype(str)
+    q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()
+    rel = q[q["relevance"] >= rel_threshold]
+    if topics is None:
+        topics = sorted(q["query_id"].unique(), key=_topic_key)
+    topics = [str(t) for t in topics]
+    R = rel.groupby("query_id").size().reindex(topics, fill_value=0).to_numpy(dtype=np.int64)
+    systems = list(runs)
+    S, T = len(systems), len(topics)
+    sizes = [len(runs[s]) for s in systems]
+    qid = np.concatenate([runs[s]["query_id"].astype(str).to_numpy(object) for s in systems])
+    doc = np.concatenate([runs[s]["doc_id"].astype(str).to_numpy(object) for s in systems])
+    score = np.concatenate([runs[s]["score"].to_numpy(float) for s in systems])
+    si = np.repeat(np.arange(S, dtype=np.int64), sizes)
+    ti = pd.Index(topics).get_indexer(qid).astype(np.int64)
+    dcode, docs = pd.factorize(doc, sort=True)          # codes in docno order: ties break by docno descending
+    dcode = dcode.astype(np.int64)
+    # trec_eval's order within each (system, topic): one run at a time (runs are sorted by system already);
+    # a run already in that order, topics in contiguous blocks, is kept as it is
+    o = np.empty(si.size, np.int64)
+    off = 0
+    for n in sizes:
+        sl = slice(off, off + n)
+        tt, sc, dc = ti[sl], score[sl], dcode[sl]
+        same = tt[1:] == tt[:-1]
+        ordered = (np.all(~same | (sc[:-1] > sc[1:]) | ((sc[:-1] == sc[1:]) & (dc[:-1] > dc[1:])))
+                   and np.count_nonzero(~same) + 1 == np.unique(tt).size) if n else True
+        o[sl] = off + (np.arange(n) if ordered else _rank_order(tt, sc, dc))
+        off += n
+    si, ti, dcode = si[o], ti[o], dcode[o]
+    keep = ti >= 0
+    si, ti, dcode = si[keep], ti[keep], dcode[keep]
+    cell = si * T + ti
+    start = np.r_[0, np.flatnonzero(np.diff(cell)) + 1] if cell.size else np.array([], np.int64)
+    rank0 = np.arange(cell.size) - np.repeat(start, np.diff(np.r_[start, cell.size]))
+    if depth is not None:
+        d = rank0 < depth
+        si, ti, dcode, rank0 = si[d], ti[d], dcode[d], rank0[d]
+    n_ret = np.zeros((S, T), np.int64)
+    np.add.at(n_ret, (si, ti), 1)
+    nd = max(len(docs), 1)
+    rel_t = pd.Index(topics).get_indexer(rel["query_id"].to_numpy(object))
+    rel_d = pd.Index(docs).get_indexer(rel["doc_id"].to_numpy(object))
+    ok = (rel_t >= 0) & (rel_d >= 0)
+    isrel = np.isin(ti * nd + dcode, rel_t[ok].astype(np.int64) * nd + rel_d[ok])
+    hs, ht, hp = si[isrel], ti[isrel], rank0[isrel]
+    r = np.zeros((S, T), np.int64)
+    np.add.at(r, (hs, ht), 1)
+    # hits are sorted by (system, topic, rank): their index within the cell is a running count
+    hc = hs * T + ht
+    first = np.r_[0, np.flatnonzero(np.diff(hc)) + 1] if hc.size else np.array([], np.int64)
+    within = np.arange(hc.size) - np.repeat(first, np.diff(np.r_[first, hc.size]))
+    pos = np.full((S, T, max(int(r.max()) if r.size else 0, 1)), -1, np.int64)
+    pos[hs, ht, within] = hp
+    return RelevanceProfile(systems, topics, n_ret, r, pos, R)
+
+
+def _small_int(a):
+    # numpy's stable sort is a radix sort for integers of 16 bits or less
+    return a.astype(np.int16) if a.size and a.min() > -32768 and a.max() < 32768 else a
+
+
+def _rank_order(t, score, dcode):
+    """``np.lexsort((-dcode, -score, t))`` (topic, then score descending, then docno descending) as three stable
+    passes, two of them radix sorts."""
+    o = np.argsort(_small_int(-dcode), kind="stable")
+    o = o[np.argsort(-score[o], kind="stable")]
+    return o[np.argsort(_small_int(t[o]), kind="stable")]
+
+
+def _topic_key(t):
+    return (0, int(t), "") if str(t).isdigit() else (1, 0, str(t))
+
+
+def average_precision(profile: RelevanceProfile) -> np.ndarray:
+    """AP of every system on every topic of the real collection (``S × T``): ``Σ_g (g+1)/(pos_g+1) / R``.
+
+    The simulation's special case ``r_s = r`` with one copy of each document; equals trec_eval's AP.
+    """
+    idx = np.arange(profile.pos.shape[2]) + 1.0
+    valid = profile.pos >= 0
+    prec = np.divide(idx, profile.pos + 1.0, out=np.zeros(profile.pos.shape), where=valid).sum(axis=2)
+    R = profile.R[None, :].astype(float)
+    return np.divide(prec, R, out=np.zeros_like(prec), where=R > 0)
+
+
+def simulate_ap(profile: RelevanceProfile, k: int, rng: np.random.Generator,
+                unretrieved: str = "poisson") -> np.ndarray:
+    """AP of every system on ``k`` simulated collections per topic: an array ``S × T × k`` (BV-Test Sec. 3.4).
+
+    ``rng``: a ``numpy.random.Generator`` (the only source of randomness). ``unretrieved``: the AP denominator, see
+    the module docstring. Vectorised over all cells; memory ``O(S · T · k)``.
+    """
+    if k < 2:
+        raise InputError(f"the number of simulated collections k must be >= 2 (a variance over samples), got {k}")
+    if unretrieved not in UNRETRIEVED:
+        raise InputError(f"unknown unretrieved={unretrieved!r}; expected one of {UNRETRIEVED}")
+    S, T = profile.r.shape
+    r = profile.r.reshape(-1)
+    n = profile.n_ret.reshape(-1)
+    R = np.broadcast_to(profile.R[None, :], (S, T)).reshape(-1)
+    pos = profile.pos.reshape(S * T, -1)
+    if (r > n).any() or (R[r > 0] < r[r > 0]).any():
+        raise InputError("inconsistent relevance profile: more relevant retrieved than retrieved or than judged")
+    order = np.argsort(-r, kind="stable")                 # cells with most relevant documents first
+    r, n, R, pos = r[order], n[order], R[order], pos[order]
+    C = r.size
+    # non-relevant segment sizes m_h (h = 0..r): documents between consecutive relevant ones
+    P = np.concatenate([np.full((C, 1), -1), np.where(pos >= 0, pos, n[:, None]), n[:, None]], axis=1)
+    m = np.clip(np.diff(P, axis=1) - 1, 0, None)          # C x (rmax + 1); sums to n - r
+    rs = np.minimum(rng.poisson(np.broadcast_to(r[:, None], (C, k))), n[:, None])
+    if unretrieved == "poisson":
+        Rs = rs + rng.poisson(np.broadcast_to((R - r)[:, None], (C, k)))
+    elif unretrieved == "fixed":
+        Rs = rs + (R - r)[:, None]
+    else:
+        Rs = rs.copy()
+    nonrel = n - r
+    M = np.where(nonrel[:, None] > 0, n[:, None] - rs, 0)  # non-relevant copies to place
+    rest_m = np.broadcast_to(nonrel[:, None], (C, k)).astype(np.int64).copy()
+    left_a = rs.astype(np.int64).copy()                    # relevant copies still to place
+    left_n = M.astype(np.int64)                            # non-relevant copies still to place
+    A = np.zeros((C, k), np.int64)                         # relevant copies placed so far
+    B = np.zeros((C, k), np.int64)                         # non-relevant copies placed so far
+    total = np.zeros((C, k))
+    rmax = int(r[0]) if C else 0
+    for g in range(rmax):
+        a_cells = int(np.searchsorted(-r, -g, side="left"))  # cells with r > g form the prefix [0, a_cells)
+        sl = slice(0, a_cells)
+        # non-relevant copies in segment g (before relevant document g): Binomial(left, m_g / rest)
+        mg = m[sl, g][:, None]
+        rm = rest_m[sl]
+        p = np.divide(mg, rm, out=np.zeros(rm.shape), where=rm > 0)
+        ng = rng.binomial(left_n[sl], np.minimum(p, 1.0))
+        left_n[sl] -= ng
+        rest_m[sl] -= mg
+        B[sl] += ng
+        # copies of relevant document g: Binomial(left, 1 / (r - g)); the last one takes the rest
+        ag = rng.binomial(left_a[sl], 1.0 / (r[sl] - g)[:, None])
+        left_a[sl] -= ag
+        Ag, Bg = A[sl], B[sl]
+        base = Ag + Bg + 1.0
+        total[sl] += ag - Bg * (digamma(base + ag) - digamma(base))
+        A[sl] += ag
+    ap = np.divide(total, Rs, out=np.zeros((C, k)), where=Rs > 0)
+    out = np.empty_like(ap)
+    out[order] = ap
+    return out.reshape(S, T, k)
+
+
+def simulate_ap_naive(pos_rel, n_ret: int, R: int, k: int, rng: np.random.Generator,
+                      unretrieved: str = "poisson") -> np.ndarray:
+    """The literal procedure for one system–topic pair (draw ``N`` scores, sort, compute AP), ``k`` samples.
+
+    Slow; kept as the reference the vectorised :func:`simulate_ap` is tested against. Scores are the ranks
+    (``−rank`` as score), so sorting reproduces the run's order.
+    """
+    pos_rel = np.asarray(pos_rel, int)
+    r = len(pos_rel)
+    nonrel = np.setdiff1d(np.arange(n_ret), pos_rel)
+    out = np.zeros(k)
+    for j in range(k):
+        rs = min(rng.poisson(r), n_ret)
+        relc = rng.choice(pos_rel, rs, replace=True) if rs and r else np.array([], int)
+        nn = n_ret - rs if len(nonrel) else 0
+        nonc = rng.choice(nonrel, nn, replace=True) if nn else np.array([], int)
+        ranks = np.concatenate([relc, nonc]).astype(float)
+        labels = np.concatenate([np.ones(len(relc)), np.zeros(len(nonc))])
+        # stable sort by original rank; a relevant copy and a non-relevant one never share a rank
+        o = np.argsort(ranks, kind="stable")
+        lab = labels[o]
+        if unretrieved == "poisson":
+            Rs = rs + rng.poisson(R - r)
+        elif unretrieved == "fixed":
+            Rs = rs + R - r
+        else:
+            Rs = rs
+        if Rs > 0:
+            cum = np.cumsum(lab)
+            out[j] = (lab * cum / np.arange(1, len(lab) + 1)).sum() / Rs
+    return out
+
+
+PER_TOPIC_COLUMNS = ["system", "topic", "R", "r", "n_ret", "ap", "mean", "bias2", "var", "c", "useful"]
+
+
+def per_topic_table(profile: RelevanceProfile, k: int, rng: np.random.Generator,
+                    unretrieved: str = "poisson") -> pd.DataFrame:
+    """Simulate ``k`` collections per topic and apply Eq. 12 per topic: one row per (system, topic) with the AP on
+    the real collection (``ap``), the mean over samples (``mean``), ``bias2``, ``var`` (population variance over
+    the ``k`` samples), the topic's target value ``c`` and ``useful`` (some system retrieved a relevant document)."""
+    from .biasvariance import per_topic_bias_variance
+    Y = simulate_ap(profile, k, rng, unretrieved)
+    bias2, var, c = per_topic_bias_variance(Y)
+    S, T = profile.r.shape
+    return pd.DataFrame({
+        "system": np.repeat(profile.systems, T), "topic": np.tile(profile.topics, S),
+        "R": np.tile(profile.R, S), "r": profile.r.reshape(-1), "n_ret": profile.n_ret.reshape(-1),
+        "ap": average_precision(profile).reshape(-1), "mean": Y.mean(axis=2).reshape(-1),
+        "bias2": bias2.reshape(-1), "var": var.reshape(-1), "c": np.tile(c, S), "useful": np.tile(profile.useful, S),
+    })[PER_TOPIC_COLUMNS]
+
+
+def _matrices(df: pd.DataFrame):
+    systems = list(dict.fromkeys(df["system"]))
+    topics = list(dict.fromkeys(df["topic"]))
+    b = df.pivot(index="system", columns="topic", values="bias2").loc[systems, topics].to_numpy()
+    v = df.pivot(index="system", columns="topic", values="var").loc[systems, topics].to_numpy()
+    useful = df.groupby("topic", sort=False)["useful"].first().loc[topics].to_numpy(bool)
+    return systems, topics, b, v, useful
+
+
+def table10_row(df: pd.DataFrame) -> dict:
+    """BV-Test Table 10 for one collection from :func:`per_topic_table`: the Pearson correlation across systems of
+    the averaged per-topic Bias² (Eq. 13) and Var (Eq. 14) over the useful topics. ``InputError`` when undefined
+    (a single system, no useful topic, or constant averages)."""
+    from .biasvariance import averaged_tradeoff
+    systems, topics, b, v, useful = _matrices(df)
+    return {"systems": len(systems), "topics": len(topics), "useful_topics": int(useful.sum()),
+            "pearson": averaged_tradeoff(b, v, useful),
+            "mean_bias2": float(b[:, useful].mean()), "mean_var": float(v[:, useful].mean())}
+
+
+def table11_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """BV-Test Table 11 for one collection: per useful topic, the Pearson correlation across systems of Bias² and
+    Var (``pearson``; None with a ``note`` where undefined). Topics without a relevant retrieved document are left
+    out, as the paper leaves out Ad-hoc 1995's topic 201."""
+    from .biasvariance import per_topic_tradeoff
+    systems, topics, b, v, useful = _matrices(df)
+    t = per_topic_tradeoff(b[:, useful], v[:, useful])
+    R = df.groupby("topic", sort=False)["R"].first().loc[topics].to_numpy()[useful]
+    nsys = (df.pivot(index="system", columns="topic", values="r").loc[systems, topics].to_numpy() > 0).sum(axis=0)
+    t.insert(0, "topic", np.asarray(topics, dtype=object)[useful])
+    t.insert(1, "R", R)
+    t.insert(2, "systems_with_relevant", nsys[useful])
+    return t
+
+
+def table11_summary(t: pd.DataFrame) -> dict:
+    """Share of topics with a negative and with a strong (< −0.8, bold in the paper) correlation, and the median,
+    over the topics where the correlation is defined."""
+    p = t["pearson"].dropna().astype(float).to_numpy()
+    if p.size == 0:
+        raise InputError("no topic with a defined Bias²–Var correlation")
+    return {"topics": int(len(t)), "defined": int(p.size), "share_negative": float((p < 0).mean()),
+            "share_strong": float((p < -0.8).mean()), "median": float(np.median(p)),
+            "min": float(p.min()), "max": float(p.max())}
