@@ -168,3 +168,31 @@ def test_seeded_and_fast():
     assert elapsed < 15, f"simulation took {elapsed:.1f} s CPU"
     assert (sim.simulate_ap(prof, 100, np.random.default_rng(7)) == y1).all()
     assert not (sim.simulate_ap(prof, 100, np.random.default_rng(8)) == y1).all()
+
+
+def test_shared_samples_have_the_same_margins_and_couple_systems(tmp_path):
+    """shared=True: one system's AP has the distribution of the independent simulation (Poisson splitting), and
+    two systems retrieving the same relevant documents move together across samples."""
+    prof = _profile([0, 3, 4, 10, 50, 200], 300, 9)
+    prof.rel_id, prof.U = np.arange(6)[None, None, :], np.array([6])
+    k = 20000
+    for u in sim.UNRETRIEVED:
+        a = sim.simulate_ap(prof, k, np.random.default_rng(2), u, shared=True)[0, 0]
+        b = sim.simulate_ap(prof, k, np.random.default_rng(3), u)[0, 0]
+        assert abs(a.mean() - b.mean()) < 4 * np.sqrt(a.var() / k + b.var() / k), u
+        assert np.quantile(a, [0.1, 0.5, 0.9]) == pytest.approx(np.quantile(b, [0.1, 0.5, 0.9]), abs=0.02)
+    # two systems, all retrieved documents relevant, the same documents: identical APs per sample when shared
+    two = sim.RelevanceProfile(["a", "b"], ["1"], np.array([[3], [3]]), np.array([[3], [3]]),
+                               np.array([[[0, 1, 2]], [[0, 1, 2]]]), np.array([5]),
+                               np.array([[[0, 1, 2]], [[2, 1, 0]]]), np.array([3]))
+    y = sim.simulate_ap(two, 200, np.random.default_rng(0), "poisson", shared=True)
+    assert (y[0, 0] == y[1, 0]).all() and y[0, 0].std() > 0
+    y = sim.simulate_ap(two, 200, np.random.default_rng(0), "poisson")
+    assert not (y[0, 0] == y[1, 0]).all()
+    # the profile numbers each relevant document once per topic, whichever system retrieved it
+    runs, qrels = _runs_and_qrels(tmp_path)
+    runs["c"] = runs["a"].assign(score=-runs["a"]["score"])
+    p = sim.relevance_profile(runs, qrels)
+    a_ids = p.rel_id[0, 0, :p.r[0, 0]].tolist()              # system a, topic 1: d3 then d1
+    c_ids = p.rel_id[2, 0, :p.r[2, 0]].tolist()              # system c (reversed): d1 then d3
+    assert a_ids == c_ids[::-1] and p.U.tolist() == [2, 2, 0]

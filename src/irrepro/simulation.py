@@ -32,6 +32,16 @@ unretrieved relevant documents, ``R`` from the qrels, so the simulated collectio
 relevant documents (Robertson & Kanoulas's population view); ``"fixed"`` adds ``R − r``; ``"retrieved"`` uses
 ``R_s = r_s`` (the 1000 simulated scores alone). ``AP = 0`` when ``R_s = 0``.
 
+**Shared collection samples** (``shared=True``; not the paper's literal procedure, an option): BV-Test's Table 3 has
+one column per collection sample ``dc_j`` for all systems, and ``y_T,j`` is the best system *on that sample*. With
+``shared=True`` each relevant document retrieved by some system gets ``c_d ~ Poisson(1)`` copies in sample ``j``
+(the Poisson bootstrap), the same for every system, so a system's ``r_s = Σ_d c_d ~ Poisson(r)`` as in the paper,
+but systems that retrieve the same relevant documents move together across samples; the non-relevant copies are
+drawn per system as above (``N − r_s`` of them, none when ``r_s ≥ N``, so a list may exceed ``N``), and with
+``unretrieved="poisson"`` ``R_s`` is the sample's own number of relevant documents (shared). By default
+(``shared=False``) every system–topic pair is simulated independently, as Sec. 3.4 describes it, and ``y_T,j``
+is the maximum of the systems' ``j``-th draws.
+
 **Defined behaviour on bad or degenerate input.** A topic missing from a run is an empty list (AP 0, as
 ``trec_eval -c``); a topic no system retrieves a relevant document for has AP 0 in every sample and is reported
 as not useful (the paper drops Ad-hoc 1995's topic 201 for this reason); when every retrieved document is relevant
@@ -57,7 +67,9 @@ class RelevanceProfile:
     """What the simulation needs of a set of runs on one collection.
 
     ``systems`` (S), ``topics`` (T); ``n_ret[s, t]`` documents retrieved; ``r[s, t]`` of them relevant;
-    ``pos[s, t, :r]`` their 0-based ranks (ascending, padded with -1); ``R[t]`` relevant documents in the qrels.
+    ``pos[s, t, :r]`` their 0-based ranks (ascending, padded with -1); ``R[t]`` relevant documents in the qrels;
+    ``rel_id[s, t, :r]`` which of the ``U[t]`` relevant documents retrieved by some system each one is (for
+    collection samples shared by all systems).
     """
     systems: list
     topics: list
@@ -65,6 +77,8 @@ class RelevanceProfile:
     r: np.ndarray
     pos: np.ndarray
     R: np.ndarray
+    rel_id: np.ndarray | None = None
+    U: np.ndarray | None = None
 
     @property
     def useful(self) -> np.ndarray:
@@ -160,7 +174,15 @@ def relevance_profile(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, rel
     within = np.arange(hc.size) - np.repeat(first, np.diff(np.r_[first, hc.size]))
     pos = np.full((S, T, max(int(r.max()) if r.size else 0, 1)), -1, np.int64)
     pos[hs, ht, within] = hp
-    return RelevanceProfile(systems, topics, n_ret, r, pos, R)
+    # number the relevant documents some system retrieved, per topic
+    hkey = ht * nd + dcode[isrel]
+    ukey, inv = np.unique(hkey, return_inverse=True)
+    ut = ukey // nd
+    ufirst = np.searchsorted(ut, np.arange(T))
+    U = np.bincount(ut, minlength=T).astype(np.int64)
+    rel_id = np.full(pos.shape, -1, np.int64)
+    rel_id[hs, ht, within] = inv.reshape(-1) - ufirst[ut[inv.reshape(-1)]]
+    return RelevanceProfile(systems, topics, n_ret, r, pos, R, rel_id, U)
 
 
 def _small_int(a):
@@ -193,11 +215,12 @@ def average_precision(profile: RelevanceProfile) -> np.ndarray:
 
 
 def simulate_ap(profile: RelevanceProfile, k: int, rng: np.random.Generator,
-                unretrieved: str = "poisson") -> np.ndarray:
+                unretrieved: str = "poisson", shared: bool = False) -> np.ndarray:
     """AP of every system on ``k`` simulated collections per topic: an array ``S × T × k`` (BV-Test Sec. 3.4).
 
     ``rng``: a ``numpy.random.Generator`` (the only source of randomness). ``unretrieved``: the AP denominator, see
-    the module docstring. Vectorised over all cells; memory ``O(S · T · k)``.
+    the module docstring. ``shared``: see the module docstring (one collection sample per topic and ``j`` for
+    every system). Vectorised over all cells; memory ``O(S · T · k)``.
     """
     if k < 2:
         raise InputError(f"the number of simulated collections k must be >= 2 (a variance over samples), got {k}")
@@ -213,25 +236,43 @@ def simulate_ap(profile: RelevanceProfile, k: int, rng: np.random.Generator,
     order = np.argsort(-r, kind="stable")                 # cells with most relevant documents first
     r, n, R, pos = r[order], n[order], R[order], pos[order]
     C = r.size
+    if shared:
+        if profile.rel_id is None:
+            raise InputError("shared collection samples need the profile's rel_id (build it with relevance_profile)")
+        tcell = (order % T).astype(np.int64)
+        rid = profile.rel_id.reshape(S * T, -1)[order]
+        U = profile.U
+        cnt = rng.poisson(1.0, size=(T, max(int(U.max()), 1), k))   # copies of each relevant document, per sample
+        # the unretrieved relevant documents of the topic, shared too: Poisson(R - U)
+        unret = rng.poisson(np.broadcast_to(np.maximum(profile.R - U, 0)[:, None], (T, k)))
+        Rs_topic = np.where(np.arange(cnt.shape[1])[None, :, None] < U[:, None, None], cnt, 0).sum(axis=1) + unret
     # non-relevant segment sizes m_h (h = 0..r): documents between consecutive relevant ones
     P = np.concatenate([np.full((C, 1), -1), np.where(pos >= 0, pos, n[:, None]), n[:, None]], axis=1)
     m = np.clip(np.diff(P, axis=1) - 1, 0, None)          # C x (rmax + 1); sums to n - r
-    rs = np.minimum(rng.poisson(np.broadcast_to(r[:, None], (C, k))), n[:, None])
-    if unretrieved == "poisson":
+    rmax = int(r[0]) if C else 0
+    if shared:
+        rs = np.zeros((C, k), np.int64)
+        for g in range(rmax):
+            a_cells = int(np.searchsorted(-r, -g, side="left"))
+            rs[:a_cells] += cnt[tcell[:a_cells], rid[:a_cells, g]]
+    else:
+        rs = np.minimum(rng.poisson(np.broadcast_to(r[:, None], (C, k))), n[:, None])
+    if unretrieved == "poisson" and shared:
+        Rs = Rs_topic[tcell]
+    elif unretrieved == "poisson":
         Rs = rs + rng.poisson(np.broadcast_to((R - r)[:, None], (C, k)))
     elif unretrieved == "fixed":
         Rs = rs + (R - r)[:, None]
     else:
         Rs = rs.copy()
     nonrel = n - r
-    M = np.where(nonrel[:, None] > 0, n[:, None] - rs, 0)  # non-relevant copies to place
+    M = np.where(nonrel[:, None] > 0, np.maximum(n[:, None] - rs, 0), 0)  # non-relevant copies to place
     rest_m = np.broadcast_to(nonrel[:, None], (C, k)).astype(np.int64).copy()
     left_a = rs.astype(np.int64).copy()                    # relevant copies still to place
     left_n = M.astype(np.int64)                            # non-relevant copies still to place
     A = np.zeros((C, k), np.int64)                         # relevant copies placed so far
     B = np.zeros((C, k), np.int64)                         # non-relevant copies placed so far
     total = np.zeros((C, k))
-    rmax = int(r[0]) if C else 0
     for g in range(rmax):
         a_cells = int(np.searchsorted(-r, -g, side="left"))  # cells with r > g form the prefix [0, a_cells)
         sl = slice(0, a_cells)
@@ -244,8 +285,11 @@ def simulate_ap(profile: RelevanceProfile, k: int, rng: np.random.Generator,
         rest_m[sl] -= mg
         B[sl] += ng
         # copies of relevant document g: Binomial(left, 1 / (r - g)); the last one takes the rest
-        ag = rng.binomial(left_a[sl], 1.0 / (r[sl] - g)[:, None])
-        left_a[sl] -= ag
+        if shared:
+            ag = cnt[tcell[sl], rid[sl, g]]
+        else:
+            ag = rng.binomial(left_a[sl], 1.0 / (r[sl] - g)[:, None])
+            left_a[sl] -= ag
         Ag, Bg = A[sl], B[sl]
         base = Ag + Bg + 1.0
         total[sl] += ag - Bg * (digamma(base + ag) - digamma(base))
@@ -293,12 +337,12 @@ PER_TOPIC_COLUMNS = ["system", "topic", "R", "r", "n_ret", "ap", "mean", "bias2"
 
 
 def per_topic_table(profile: RelevanceProfile, k: int, rng: np.random.Generator,
-                    unretrieved: str = "poisson") -> pd.DataFrame:
+                    unretrieved: str = "poisson", shared: bool = False) -> pd.DataFrame:
     """Simulate ``k`` collections per topic and apply Eq. 12 per topic: one row per (system, topic) with the AP on
     the real collection (``ap``), the mean over samples (``mean``), ``bias2``, ``var`` (population variance over
     the ``k`` samples), the topic's target value ``c`` and ``useful`` (some system retrieved a relevant document)."""
     from .biasvariance import per_topic_bias_variance
-    Y = simulate_ap(profile, k, rng, unretrieved)
+    Y = simulate_ap(profile, k, rng, unretrieved, shared)
     bias2, var, c = per_topic_bias_variance(Y)
     S, T = profile.r.shape
     return pd.DataFrame({

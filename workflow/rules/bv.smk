@@ -156,6 +156,7 @@ rule bv_simulate:
         unretrieved=BV_SIM["unretrieved"],
         rel_threshold=lambda wc: BV_SIM["relevance"].get(wc.collection, 1),
         depth=BV_SIM["depth"],
+        shared=BV_SIM["shared"],
         seed=BVC["seed"],
     log:
         f"{V}/logs/bv/simulate_{{collection}}.log",

@@ -38,11 +38,11 @@ with log_to(sm.log[0]) as log:
     # one stream per collection: the seed from config and the collection's name
     rng = np.random.default_rng([sm.params.seed, zlib.crc32(c.encode())])
     c0 = time.process_time()
-    df = per_topic_table(prof, sm.params.k, rng, sm.params.unretrieved)
+    df = per_topic_table(prof, sm.params.k, rng, sm.params.unretrieved, bool(sm.params.shared))
     t3, c1 = time.perf_counter(), time.process_time()
-    log.info("%s: %d systems x %d topics (%d useful), %d relevant retrieved in all, k=%d, unretrieved=%s",
-             c, len(prof.systems), len(prof.topics), int(prof.useful.sum()), int(prof.r.sum()), sm.params.k,
-             sm.params.unretrieved)
+    log.info("%s: %d systems x %d topics (%d useful), %d relevant retrieved in all, k=%d, unretrieved=%s, "
+             "shared=%s", c, len(prof.systems), len(prof.topics), int(prof.useful.sum()), int(prof.r.sum()),
+             sm.params.k, sm.params.unretrieved, sm.params.shared)
     log.info("timing: read %.2f s, profile %.2f s, simulate + Eq. 12 %.2f s wall (%.2f s CPU)",
              t1 - t0, t2 - t1, t3 - t2, c1 - c0)
     if not prof.useful.all():
