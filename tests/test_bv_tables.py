@@ -213,3 +213,16 @@ def test_table12_rule_runs_on_user_session_runs(tmp_path, mirror):
     # without tracks the rule is not requested
     dry = snakemake(wd, "-n", "--config", "papers=[bv]")
     assert "bv_table12" not in dry.stdout
+
+
+def test_table9_row_leaves_undefined_cells_empty_with_the_reason():
+    rng = np.random.default_rng(0)
+    X = rng.random((5, 8))
+    strict = bv.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2)
+    loose = bv.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
+    assert loose.pop("note") == "" and loose == strict
+    # 8 topics, random groups of 10: the random columns are undefined, the others computed
+    r = bv.table9_row(X, random_size=10, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
+    assert r["random"] is None and r["random_norm"] is None
+    assert "random: group size 10 exceeds the number of topics 8" in r["note"]
+    assert all(isinstance(r[k], float) and np.isfinite(r[k]) for k in ("original", "original_norm", "difficulty"))

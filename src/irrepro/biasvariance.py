@@ -229,22 +229,36 @@ TABLE9_COLUMNS = ["original", "original_norm", "random", "random_norm", "difficu
 
 
 def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_target="group",
-               difficulty_size=5, difficulty_target="topic", seed=0, **_ignored) -> dict:
+               difficulty_size=5, difficulty_target="topic", seed=0, strict: bool = True, **_ignored) -> dict:
     """One row of BV-Test Table 9 for a systems × topics matrix: the Bias²–Var correlation on the original scores
     and on max–min normalised scores (Eq. 11), ungrouped, over random groups (mean over repetitions) and over
-    query-difficulty groups (difficulty = the best original score of the topic)."""
+    query-difficulty groups (difficulty = the best original score of the topic).
+
+    ``strict=True``: an undefined cell (a single system, constant Bias² or Var, a group size above the number of
+    topics) raises ``InputError``. ``strict=False``: the cell is None and ``row["note"]`` says why, per column.
+    """
     X = _check(X)
     Xn = maxmin_normalise(X)
-    groups = difficulty_groups(X, difficulty_size)
-    return {
-        "original": tradeoff(X),
-        "original_norm": tradeoff(Xn),
-        "random": float(tradeoff_random(X, random_size, random_groups, random_repeats, seed, random_target).mean()),
-        "random_norm": float(tradeoff_random(Xn, random_size, random_groups, random_repeats, seed + 1,
-                                             random_target).mean()),
-        "difficulty": tradeoff_groups(X, groups, difficulty_target),
-        "difficulty_norm": tradeoff_groups(Xn, groups, difficulty_target),
-    }
+
+    def random(M, s):
+        return float(tradeoff_random(M, random_size, random_groups, random_repeats, s, random_target).mean())
+
+    def difficulty(M):
+        return tradeoff_groups(M, difficulty_groups(X, difficulty_size), difficulty_target)
+
+    cells = {"original": (tradeoff, X), "original_norm": (tradeoff, Xn), "random": (random, X, seed),
+             "random_norm": (random, Xn, seed + 1), "difficulty": (difficulty, X), "difficulty_norm": (difficulty, Xn)}
+    row, notes = {}, []
+    for col, (fn, *args) in cells.items():
+        if strict:
+            row[col] = fn(*args)
+        else:
+            row[col], why = try_value(fn, *args)
+            if why:
+                notes.append(f"{col}: {why}")
+    if not strict:
+        row["note"] = "; ".join(notes)
+    return row
 
 
 def table8(X, systems, top: int = 8, ddof: int = 1) -> pd.DataFrame:
