@@ -25,7 +25,9 @@ with log_to(sm.log[0]) as log:
         values[f"table11/{c}/mostly_strong"] = bool(s["share_strong"] > 0.5)
         log.info("%s: %s", c, s)
     t = pd.concat(blocks, ignore_index=True)
-    t.to_csv(sm.output.csv, index=False, float_format="%.6f")
+    t["pearson"] = pd.Series([None if v is None or pd.isna(v) else round(float(v), 6) for v in t["pearson"]],
+                             dtype=object)
+    t.to_csv(sm.output.csv, index=False)
     summary = pd.DataFrame(summaries)
     summary.round(6).to_csv(sm.output.summary, index=False)
     with open(sm.output.md, "w") as f:

@@ -65,7 +65,10 @@ with log_to(sm.log[0]) as log:
             values[f"fig_session/{name}/better_than_{first}"] = int((wide[later].min(axis=1) < wide[first]).sum())
     table = pd.concat(tables, ignore_index=True)[["track", "condition", "measure", "systems", "sessions", "pearson",
                                                   "pearson_norm", "note"]]
-    table.to_csv(sm.output.csv, index=False, float_format="%.6f")
+    for col in ("pearson", "pearson_norm"):
+        table[col] = pd.Series([None if v is None or pd.isna(v) else round(float(v), 6) for v in table[col]],
+                               dtype=object)
+    table.to_csv(sm.output.csv, index=False)
     per = pd.concat(systems, ignore_index=True)
     per.to_csv(sm.output.systems, index=False, float_format="%.6f")
     with open(sm.output.md, "w") as f:
