@@ -366,3 +366,20 @@ def test_bad_input_is_rejected():
         iv.calibrate_crc(U, d, np.array([[0, 1]]), correction="nope")
     with pytest.raises(ValueError, match="non-decreasing"):
         iv.query_utility(d, gain=[3, 2, 1, 0])
+
+
+def test_calibration_with_perfect_one_hot_labels_does_not_fail_on_rounding():
+    # labels equal to the truth (oracle weight ζ = 1): Û_CRC(Q̄, λ) = U(Q̄) for every λ up to rounding, so every λ
+    # meets both bounds and the interval has width 0 (it used to fail: rounding made every batch a "loss")
+    rng = np.random.default_rng(11)
+    grades = rng.integers(0, 4, size=(30, 10))
+    dists = np.eye(4)[grades]
+    w = iv.dcg_weights(10)
+    u = (2.0 ** grades - 1) @ w  # the human DCG, summed another way than the CRC kernel sums it
+    assert np.abs(u - iv.query_utility(dists, w)).max() < 1e-12
+    batches = iv.sample_batches(30, 2000, rng=rng)
+    cal = iv.calibrate_crc(u, dists, batches, 0.05, weights=w)
+    loop = iv.calibrate_crc_loop(u, dists, batches[:200], 0.05, weights=w)
+    assert not cal.failed and not loop.failed
+    ci = iv.crc_interval(dists, cal, weights=w)
+    assert ci.high - ci.low == pytest.approx(0.0, abs=1e-9) and ci.low <= u.mean() + 1e-9

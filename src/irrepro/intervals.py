@@ -64,6 +64,7 @@ from irrepro.errors import InputError
 log = logging.getLogger(__name__)
 
 _TINY = np.finfo(float).tiny
+_LOSS_RTOL = 1e-9  # |Û_CRC(Q̄) − U(Q̄)| within this (relative to the largest |U|) counts as equal: no loss
 _SUM_TOL = 1e-6
 
 
@@ -561,10 +562,15 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
 
     kernel = _CRCKernel(P, w, g)
 
+    # a batch whose Û_CRC equals U up to rounding (e.g. one-hot labels equal to the truth) is no loss either way
+    atol = _LOSS_RTOL * b * max(1.0, float(np.abs(u).max()))
+
     def evaluate(rows, lams, sign=1.0):
         X = kernel(sign * lams) - u                    # (L, n) per-query Û_CRC(q, λ) − U(q)
         Cr = C if rows is None else C[rows]
-        return sign * (X @ Cr.T)                       # (L, A)
+        D = sign * (X @ Cr.T)                          # (L, A)
+        D[np.abs(D) <= atol] = 0.0
+        return D
 
     lams0 = np.linspace(-1.0, 1.0, grid + 2)           # symmetric: −lams0[::-1] == lams0
     D0 = evaluate(None, lams0)
@@ -588,14 +594,16 @@ def calibrate_crc_loop(u_true, dists, batches, alpha=0.05, *, weights=None, gain
     thr = bound * M
     lam1 = np.empty(1)
 
+    atol = _LOSS_RTOL * max(1.0, float(np.abs(u).max()))  # equal up to rounding: no loss (as calibrate_crc)
+
     def losses(lam):
         lam1[0] = lam
         hi = lo = 0
         for idx in B:
             u_crc = _crc_u(P[idx], lam1, w[idx], g)[0].mean()   # Û_CRC(Q̄_i, λ)
             u_batch = u[idx].mean()                              # U(Q̄_i)
-            hi += u_crc < u_batch
-            lo += u_crc > u_batch
+            hi += u_crc < u_batch - atol
+            lo += u_crc > u_batch + atol
         return hi, lo
 
     h_m1, l_m1 = losses(-1.0)
