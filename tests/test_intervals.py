@@ -383,3 +383,20 @@ def test_calibration_with_perfect_one_hot_labels_does_not_fail_on_rounding():
     assert not cal.failed and not loop.failed
     ci = iv.crc_interval(dists, cal, weights=w)
     assert ci.high - ci.low == pytest.approx(0.0, abs=1e-9) and ci.low <= u.mean() + 1e-9
+
+
+def test_experiment_target_all_is_the_dataset_mean_and_covers_more():
+    rng = np.random.default_rng(5)
+    N = 60
+    grades = rng.integers(0, 4, size=(N, 10))
+    noisy = np.clip(grades + rng.integers(-1, 2, size=grades.shape), 0, 3)
+    dists = 0.7 * np.eye(4)[noisy] + 0.3 / 4
+    u = (2.0 ** grades - 1) @ iv.dcg_weights(10)
+    kw = dict(repetitions=200, seed=3, n_boot=500, n_batches=500, methods=("bootstrap",))
+    t = iv.ci_experiment(u, dists, [30], **kw)
+    a = iv.ci_experiment(u, dists, [30], target="all", **kw)
+    assert np.allclose(a.target, u.mean())
+    assert np.allclose(a.low, t.low) and np.allclose(a.high, t.high)  # same intervals, other target
+    assert a.covered.mean() > t.covered.mean()  # n = N/2 labelled queries are half of "all"
+    with pytest.raises(InputError):
+        iv.ci_experiment(u, dists, [30], target="both", **kw)
