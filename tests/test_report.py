@@ -48,8 +48,10 @@ def test_report_has_workflow_description_and_categories(report):
     _, html, results = report
     assert len(html) > 100_000
     assert "irrepro" in html and "reproduces five IR-evaluation papers" in html  # workflow/report/workflow.rst
-    cats = {c for c in ("Spine", "Verify", "Bias-variance", "Sampling", "VB-Score") if f'"{c}"' in html}
+    cats = {c for c in ("Spine", "Verify", "Bias-variance", "Sampling", "VB-Score", "CI with LLM labels")
+            if f'"{c}"' in html}
     assert {"Spine", "Verify"} <= cats
+    assert "CI with LLM labels" in cats, "the CI paper's tables and figures are missing from the report"
 
 
 def test_every_figure_and_verify_table_is_in_the_report_with_a_caption(dag, report):

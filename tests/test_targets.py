@@ -70,7 +70,7 @@ def test_forcing_tables_and_figures_reruns_only_their_rules(dag):
 
 
 @pytest.mark.parametrize("figure", ["figures/population_vaswani.png", "bv/fig1_vaswani.png", "vb/web2012/fig2.png",
-                                    "sampling/figs1-3_synth.png"])
+                                    "sampling/figs1-3_synth.png", "ci/fig4_dl19-pool_flant5-large.png"])
 def test_one_figure_rebuilds_alone(dag, figure):
     """Ask for one figure: only its rule runs (dry run with -f; real run after deleting it, same bytes)."""
     target = f"{V}/{figure}"
