@@ -87,3 +87,15 @@ def test_per_query_dcg_padding_adds_nothing():
     true, pred = per_query_dcg(grades, dists, mask, k=10)
     np.testing.assert_allclose(true, [7.0, 1.0])
     np.testing.assert_allclose(pred, true)
+
+
+def test_label_matrix_renormalises_rounded_labels_and_rejects_non_distributions():
+    pairs = labelled_ranking(RUN, QRELS, depth=3, judged_only=True)
+    lab = _labels(pairs).round(6)  # as written with 6 digits: sums off by up to ~1e-6
+    lab.loc[0, "p_0"] += 2e-6
+    _, _, dists, _ = label_matrix(pairs, lab)
+    np.testing.assert_allclose(dists.sum(-1), 1, atol=1e-12)
+    bad = lab.copy()
+    bad.loc[1, "p_1"] += 0.1
+    with pytest.raises(InputError, match="sums to"):
+        label_matrix(pairs, bad)

@@ -69,6 +69,9 @@ def label_columns(labels: pd.DataFrame) -> list[str]:
 def label_matrix(pairs: pd.DataFrame, labels: pd.DataFrame, depth: int | None = None):
     """Arrange ``pairs`` (from :func:`labelled_ranking`) and their label distributions as arrays.
 
+    Distributions must sum to 1 within 1e-3 (a table written with 6 digits sums to 1 only up to rounding) and are
+    renormalised exactly; anything else is an error naming the pair.
+
     Returns ``(query_ids, grades, dists, mask)``: ``grades`` int ``(N, depth)`` human grades, ``dists`` float
     ``(N, depth, G)`` label distributions, ``mask`` bool ``(N, depth)`` (False past a query's last document; there
     grades are 0 and dists put all mass on grade 0, so the slot contributes nothing to DCG). A pair without a
@@ -83,6 +86,14 @@ def label_matrix(pairs: pd.DataFrame, labels: pd.DataFrame, depth: int | None = 
     if missing.any():
         ex = m.loc[missing, ["query_id", "doc_id"]].head(3).to_records(index=False).tolist()
         raise InputError(f"{int(missing.sum())} ranked pairs have no label, e.g. (query, doc) {ex}")
+    probs = m[cols].to_numpy(dtype=float)
+    sums = probs.sum(axis=1)
+    bad = ~np.isfinite(sums) | (np.abs(sums - 1) > 1e-3) | (probs < 0).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"the label distribution of (query {m.query_id.iloc[i]!r}, doc {m.doc_id.iloc[i]!r}) sums to "
+                         f"{sums[i]:.6g}: expected non-negative p_0..p_{len(cols) - 1} summing to 1")
+    m[cols] = probs / sums[:, None]  # labels written with a few digits sum to 1 only up to rounding
     depth = int(depth or m["rank"].max())
     m = m[m["rank"] <= depth]
     qids = sorted(m.query_id.unique(), key=_natural)

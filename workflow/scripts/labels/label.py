@@ -36,4 +36,4 @@ with log_to(sm.log[0]) as log:
     out = label_pairs(labeler, prompt, pairs, cache_path=sm.params.cache)
     out["labeler"] = sm.wildcards.labeler  # the config's name; the cache keys on the labeler's full identity
     out.insert(0, "collection", sm.wildcards.collection)
-    out.to_csv(sm.output[0], sep="\t", index=False, float_format="%.6g")
+    out.to_csv(sm.output[0], sep="\t", index=False, float_format="%.10g")
