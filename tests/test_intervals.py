@@ -400,3 +400,14 @@ def test_experiment_target_all_is_the_dataset_mean_and_covers_more():
     assert a.covered.mean() > t.covered.mean()  # n = N/2 labelled queries are half of "all"
     with pytest.raises(InputError):
         iv.ci_experiment(u, dists, [30], target="both", **kw)
+
+
+def test_zero_width_interval_at_the_truth_covers_it():
+    # oracle labels (ζ = 1): CRC's interval has width 0 at U(Q_test), summed in another order than the target
+    rng = np.random.default_rng(2)
+    grades = rng.integers(0, 4, size=(40, 10))
+    u = (2.0 ** grades - 1) @ iv.dcg_weights(10)
+    r = iv.ci_experiment(u, np.eye(4)[grades], [10], repetitions=50, seed=1, n_boot=200, n_batches=200,
+                         methods=("crc",))
+    assert np.allclose(r.width, 0) and r.covered.all()
+    assert iv.covers(1.0, 1.0, 1.0 + 1e-13) and not iv.covers(1.0, 1.0, 1.0 + 1e-6)

@@ -10,7 +10,7 @@ from common import dump, load, n_validation, settings  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irrepro.intervals import crc_per_query, oracle_mix, query_utility  # noqa: E402
+from irrepro.intervals import covers, crc_per_query, oracle_mix, query_utility  # noqa: E402
 from irrepro.logs import log_to  # noqa: E402
 from irrepro.plots import ci as plots  # noqa: E402
 from irrepro.plots.ci import wilson  # noqa: E402
@@ -36,7 +36,7 @@ with log_to(sm.log[0]) as log:
             lo, hi = float(iv.low[j]), float(iv.high[j])
             rows.append({"zeta": z, "query_id": qids[q], "true": float(u_true[q]), "predicted": float(pred[j]),
                          "low": lo, "high": hi, "width": hi - lo,
-                         "covered": bool(lo <= u_true[q] <= hi) if not calib.failed else False,
+                         "covered": bool(covers(lo, hi, u_true[q])) if not calib.failed else False,
                          "lam_low": calib.lam_low, "lam_high": calib.lam_high, "failed": bool(calib.failed)})
         log.info("zeta %g: lambda_low %.4f lambda_high %.4f failed %s", z, calib.lam_low, calib.lam_high, calib.failed)
     per_query = pd.DataFrame(rows)
