@@ -22,7 +22,7 @@ with log_to(sm.log[0]) as log:
              s["repetitions"])
     runs = ci_experiment(u_true, dists, ns, weights=weights, u_pred=u_pred, repetitions=s["repetitions"],
                          seed=s["seed"], alpha=s["alpha"], n_boot=s["n_boot"], n_batches=s["batches"], target=s["target"])
-    runs.to_csv(sm.output.runs, index=False, float_format="%.6g")
+    runs.to_csv(sm.output.runs, index=False, float_format="%.6g", compression={"method": "gzip", "mtime": 0})  # no clock in the gzip header
     summ = plots.summarise(runs, "n")
     summ.to_csv(sm.output.csv, index=False, float_format="%.6g")
     fig = plots.fig2(summ, f"{c}, labels: {lab} ({len(qids)} queries, {s['repetitions']} runs)", s["alpha"])

@@ -14,6 +14,9 @@ with log_to(sm.log[0]) as log:
     spec.pop("artifact", None)
     if spec["backend"] == "file":
         spec["path"] = sm.input.files[0]
+    if spec["backend"] in ("smollm2", "hf"):
+        # a fixed torch thread count (not the job's cores): float sums, hence the labels' last digits, depend on it
+        spec.setdefault("threads", 2)
     labeler = make_labeler(spec)
     prompt = get_prompt(sm.params.prompt)
     pairs = pd.read_csv(sm.input.pairs, sep="\t", dtype={"query_id": str, "doc_id": str})
