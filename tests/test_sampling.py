@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from irrepro import sampling as s
 from irrepro import synth
@@ -109,3 +110,47 @@ def test_synth_systems_and_table2_reading():
     vals = {k: s.true_utility(u, s.target(r, base=np.e)) for k, r in ranks.items()}
     assert abs(vals["OPT"] / 284.40 - 1) < 0.02
     assert max(vals, key=vals.get) == "OPT"
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (3, 5000), (1, 1)])
+def test_draw_samples_from_q(shape, monkeypatch):
+    """The two-level sampler draws from Q: chi-square goodness of fit of many draws (several segments, empty
+    segments and zero-mass pairs included), exact sample sizes, independent trials, deterministic per seed."""
+    monkeypatch.setattr(s, "_BLOCK", 8)                       # many small segments, a partial last one
+    rng = np.random.default_rng(11)
+    Q = rng.random(shape) ** 3
+    Q.ravel()[::4] = 0.0                                      # zero-mass pairs
+    if Q.size > 1:
+        Q.ravel()[8:16] = 0.0                                 # an empty segment
+    else:
+        Q[:] = 1.0
+    Q /= Q.sum()
+    idx = s.draw(Q, 500, 400, 3)
+    assert idx.shape == (400, 500) and idx.dtype.kind == "i"
+    assert np.array_equal(idx, s.draw(Q, 500, 400, 3))
+    q = Q.ravel()
+    counts = np.bincount(idx.ravel(), minlength=q.size)
+    assert counts.size == q.size and counts[q == 0].sum() == 0
+    pos = q > 0
+    if pos.sum() > 1:
+        expected = q[pos] * idx.size
+        chi2 = ((counts[pos] - expected) ** 2 / expected).sum()
+        assert stats.chi2.sf(chi2, pos.sum() - 1) > 1e-3
+        # each trial on its own is a sample from Q too (no trial gets a biased slice of the draws)
+        half = q.size // 2
+        p = q[:half].sum()                                    # draws per trial in the first half: Binomial(500, p)
+        per_trial = (idx < half).sum(axis=1)
+        assert per_trial.mean() == pytest.approx(500 * p, abs=4 * np.sqrt(500 * p * (1 - p) / 400))
+        assert per_trial.var() == pytest.approx(500 * p * (1 - p), rel=0.3)
+    # the estimator is unbiased under the sampler
+    u = np.arange(q.size, dtype=float).reshape(shape) % 3
+    P = np.where(Q > 0, 1.0 / Q.size, 0.0)
+    est = s.u_hat(u, P, Q, idx)
+    assert est.mean() == pytest.approx(s.true_utility(u, P), abs=4 * est.std() / np.sqrt(400) + 1e-12)
+
+
+def test_draw_rejects_bad_q():
+    with pytest.raises(ValueError):
+        s.draw(np.zeros((2, 2)), 3)
+    with pytest.raises(ValueError):
+        s.draw(np.array([[0.5, -0.1, 0.6]]), 3)

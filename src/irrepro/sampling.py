@@ -13,7 +13,9 @@ Arrays are queries × items; a pair index is the flat index into them.
 * exact variance Σ(Q)·n of the estimators (Eq. 8, 10) for the analytic Tables 5–7;
 * deterministic baselines ShallowPool and DeepPool.
 
-Sampling is with replacement and vectorised over trials (one ``searchsorted`` on the CDF of Q for all draws).
+Sampling is with replacement and vectorised over trials (:func:`draw`: two-level inverse-CDF sampling, a multinomial
+over segments of Q, then a ``searchsorted`` in each segment's CDF for the draws of all trials, dealt out to the
+trials at random).
 """
 from __future__ import annotations
 
@@ -111,24 +113,61 @@ def balance_mixture(Qs, counts):
 
 # ------------------------------------------------------------------ sampling and estimators
 
-def draw(Q, n, trials=1, rng=None) -> np.ndarray:
-    """``trials × n`` flat pair indices drawn i.i.d. with replacement from Q (inverse-CDF sampling).
+_BLOCK = 8192   # segment length of the two-level sampler: a segment's CDF (64 KB) stays in the CPU cache
 
-    The uniforms of each trial are sorted before the binary search: the draws are exchangeable, so the order
-    within a trial changes no estimate, and sorted look-ups are cache-friendly (about 10x faster on SYNTH)."""
+
+def draw(Q, n, trials=1, rng=None) -> np.ndarray:
+    """``trials × n`` flat pair indices drawn i.i.d. with replacement from Q (two-level inverse-CDF sampling).
+
+    The flat Q is cut into segments of ``_BLOCK`` consecutive pairs (about four SYNTH users each). Level 1: how many
+    of the ``trials · n`` draws fall in each segment, one multinomial with the segments' masses. Level 2: within a
+    segment, inverse-CDF look-ups (``searchsorted``, sorted uniforms) in that segment's CDF, built once for all
+    trials: a short, cache-resident search instead of one in a CDF over all pairs. This gives ``trials · n`` i.i.d.
+    draws from Q, in segment order; a uniformly random arrangement of trial labels (n of each) then deals them out to
+    the trials, so each trial is an i.i.d. sample of size n from Q and the trials are independent. Within a trial the
+    indices come out sorted (the draws are exchangeable: the order changes no estimate, and sorted gathers are
+    cache-friendly). A pair with Q = 0 is never drawn. All randomness comes from ``rng``: deterministic per seed."""
     rng = np.random.default_rng(rng)
-    cdf = np.cumsum(np.asarray(Q, float).ravel())
-    cdf /= cdf[-1]
-    idx = np.searchsorted(cdf, np.sort(rng.random((trials, n)), axis=1), side="right")
-    return np.minimum(idx, cdf.size - 1)
+    q = np.asarray(Q, float).ravel()
+    size, block, total_n = q.size, _BLOCK, trials * n
+    if not size or q.min() < 0:
+        raise ValueError("Q must be non-empty and non-negative")
+    mass = np.add.reduceat(q, np.arange(0, size, block))
+    if not mass.sum() > 0:
+        raise ValueError("Q has no mass")
+    per_seg = rng.multinomial(total_n, mass / mass.sum())
+    uni = rng.random(total_n)
+    items = np.empty(total_n, dtype=np.intp)                            # segment order
+    cdf_buf = np.empty(block)
+    pos = 0
+    for b in np.flatnonzero(per_seg).tolist():
+        c, s = int(per_seg[b]), b * block
+        seg = q[s:s + block]
+        cdf = np.cumsum(seg, out=cdf_buf[:seg.size])
+        keys = uni[pos:pos + c]
+        keys.sort()
+        keys *= cdf[-1]           # u < 1 gives u · cdf[-1] < cdf[-1] in floating point: a pair with Q > 0 is found
+        np.add(np.searchsorted(cdf, keys, side="right"), s, out=items[pos:pos + c])
+        pos += c
+    # small integer labels: a cheap shuffle, and a radix sort for the stable argsort
+    dtype = np.int8 if trials < 2 ** 7 else np.int16 if trials < 2 ** 15 else np.intp
+    labels = np.repeat(np.arange(trials, dtype=dtype), n)
+    rng.shuffle(labels)
+    return items[np.argsort(labels, kind="stable")].reshape(trials, n)
 
 
 def u_hat(u, P, Q, idx) -> np.ndarray:
-    """Û_n(S) (Eq. 3) for each row of sampled indices: mean of z = u P / Q (z computed once, then gathered)."""
+    """Û_n(S) (Eq. 3) for each row of sampled indices: mean of z = u P / Q (z = 0 where Q = 0). z is computed for
+    every pair and then gathered when there are more draws than pairs, else computed from the gathered values."""
     Qf = np.asarray(Q, float).ravel()
-    z = np.divide(np.asarray(u, float).ravel() * np.asarray(P, float).ravel(), Qf, out=np.zeros_like(Qf),
-                  where=Qf > 0)
-    return z[idx].mean(axis=-1)
+    uf, Pf = np.asarray(u, float).ravel(), np.asarray(P, float).ravel()
+    idx = np.asarray(idx)
+    if idx.size >= Qf.size:
+        z = np.divide(uf * Pf, Qf, out=np.zeros_like(Qf), where=Qf > 0)
+        return z[idx].mean(axis=-1)
+    Qg = np.take(Qf, idx)
+    z = np.divide(np.take(uf, idx) * np.take(Pf, idx), Qg, out=np.zeros_like(Qg), where=Qg > 0)
+    return z.mean(axis=-1)
 
 
 def delta_hat(u, P1, P2, Q, idx) -> np.ndarray:
@@ -139,8 +178,8 @@ def delta_hat(u, P1, P2, Q, idx) -> np.ndarray:
 
 def confidence_interval(u, P, Q, idx, alpha=0.05, P2=None):
     """Eq. 6: Û ± t_{α/2} σ̂ / sqrt(n), σ̂ the sample standard deviation of z = u P / Q (or u (P − P') / Q)."""
-    diff = P.ravel()[idx] if P2 is None else P.ravel()[idx] - P2.ravel()[idx]
-    z = u.ravel()[idx] * diff / Q.ravel()[idx]
+    diff = np.take(P.ravel(), idx) if P2 is None else np.take(P.ravel(), idx) - np.take(P2.ravel(), idx)
+    z = np.take(u.ravel(), idx) * diff / np.take(Q.ravel(), idx)
     n = z.shape[-1]
     est = z.mean(axis=-1)
     half = stats.t.ppf(1 - alpha / 2, n - 1) * z.std(axis=-1, ddof=1) / np.sqrt(n)
