@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from irrepro.errors import InputError
-from irrepro.llmeval import dcg_discounts, label_matrix, labelled_ranking, per_query_dcg, table1
+from irrepro.intervals import dcg_weights
+from irrepro.llmeval import label_matrix, labelled_ranking, per_query_dcg, table1
 
 RUN = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 3 + ["3"] * 2,
                     "doc_id": ["a", "b", "c", "d", "e", "f", "g", "h", "i"],
@@ -51,7 +52,7 @@ def test_table1_by_hand():
     grades = np.array([[0, 3, 1]])
     dists = np.eye(4)[[[1, 0, 3]]].astype(float)
     mask = np.ones((1, 3), bool)
-    d = dcg_discounts(3)
+    d = dcg_weights(3)
     t = table1(grades, dists, mask, k=10)
     h, llm = np.array([0, 7, 1.0]), np.array([1, 0, 7.0])
     assert t["BM25"]["human"] == pytest.approx(h @ d) and t["BM25"]["llm"] == pytest.approx(llm @ d)
@@ -76,7 +77,7 @@ def test_random_ranker_is_the_mean_over_permutations():
     vals = []
     for q in range(2):
         c = [2.0 ** grades[q, i] - 1 for i in range(5) if mask[q, i]]
-        vals.append(np.mean([np.array(p[:2]) @ dcg_discounts(2) for p in itertools.permutations(c)]))
+        vals.append(np.mean([np.array(p[:2]) @ dcg_weights(2) for p in itertools.permutations(c)]))
     assert t["Random"]["human"] == pytest.approx(np.mean(vals))
 
 

@@ -20,13 +20,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .intervals import dcg_weights
 
 PAIR_COLUMNS = ["query_id", "doc_id", "rank", "relevance"]
-
-
-def dcg_discounts(k: int) -> np.ndarray:
-    """``1 / log2(rank + 1)`` for ranks ``1..k`` (Eq. 1's weight ω for DCG@k)."""
-    return 1.0 / np.log2(np.arange(2, k + 2))
 
 
 def labelled_ranking(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, judged_only: bool = False) -> pd.DataFrame:
@@ -120,7 +116,7 @@ def _natural(q):
 def _dcg(gains_sorted: np.ndarray, k: int) -> np.ndarray:
     """DCG@k of rows of gains already in ranked order (N, depth)."""
     kk = min(k, gains_sorted.shape[1])
-    return gains_sorted[:, :kk] @ dcg_discounts(kk)
+    return gains_sorted[:, :kk] @ dcg_weights(kk)
 
 
 def _rerank(key: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -155,7 +151,7 @@ def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10)
         p = np.take_along_axis(pred, order, 1)
         out[name] = {"human": float(_dcg(h, k).mean()), "llm": float(_dcg(p, k).mean())}
     # Random: E[gain at any rank] = mean gain of the candidates; ranks beyond the candidate count hold nothing.
-    disc = dcg_discounts(min(k, grades.shape[1]))
+    disc = dcg_weights(min(k, grades.shape[1]))
     filled = np.arange(1, len(disc) + 1)[None, :] <= cnt[:, None]
     w = (filled * disc[None, :]).sum(1)
     out["Random"] = {"human": float((human.sum(1) / cnt * w).mean()), "llm": float((pred.sum(1) / cnt * w).mean())}

@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from irrepro.plots import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
+
 METHODS = ["bootstrap", "ppi", "crc"]
 LABELS = {"bootstrap": "Bootstrap", "ppi": "PPI", "crc": "CRC"}
 COLORS = {"bootstrap": "tab:blue", "ppi": "tab:orange", "crc": "tab:green"}
@@ -109,10 +111,3 @@ def fig4(per_query: pd.DataFrame, title: str):
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
-
-
-def save(fig, pdf, png):
-    """PDF (dated by SOURCE_DATE_EPOCH, not the clock) and a 150-dpi PNG."""
-    fig.savefig(pdf, bbox_inches="tight")
-    fig.savefig(png, dpi=150, bbox_inches="tight")
-    plt.close(fig)

@@ -8,6 +8,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from irrepro.plots import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
+
 
 def fig_across_k(summary: pd.DataFrame, ks, alphas, gain="binary", prior="uniform"):
     """Fig. 2: one panel per measure (ES, VB_alpha), x = k, one line per system (collection means)."""
@@ -55,9 +57,3 @@ def fig_forest(forest: pd.DataFrame, measure: str, alpha: float, gain="binary", 
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
     fig.tight_layout()
     return fig
-
-
-def save(fig, pdf, png):
-    fig.savefig(pdf, bbox_inches="tight")
-    fig.savefig(png, dpi=150, bbox_inches="tight")
-    plt.close(fig)
