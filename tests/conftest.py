@@ -22,7 +22,7 @@ _IRDS_HOME = None
 if mirror_dir() is not None:
     import tempfile
 
-    from irrepro.mirror import ensure_ir_datasets_home
+    from irrepro.datasets.mirror import ensure_ir_datasets_home
 
     _IRDS_HOME = ensure_ir_datasets_home(Path(tempfile.mkdtemp(prefix="irrepro-irds-")), mirror_dir())
     os.environ.setdefault("IRREPRO_MIRROR", str(mirror_dir()))

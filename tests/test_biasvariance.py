@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from irrepro import biasvariance as bv
-from irrepro import risk
+from irrepro.papers.bv import biasvariance as bv
+from irrepro.papers.bv import risk
 from irrepro.errors import InputError
 
 # BV-Test Table 2 (toy example): three systems, three topics
@@ -103,8 +103,8 @@ def test_risk_measures_by_hand():
 def test_table9_original_data_on_real_trec5(mirror):
     """BV-Test Table 9, Ad-Hoc1996 (TREC-5), original data: AP -0.8792, AP' -0.8141, query difficulty -0.7875 /
     -0.4884 — the public Urbano matrix is the paper's data, so these match to 4 decimals."""
-    from irrepro.scores import to_matrix
-    from irrepro.trec import read_matrix_csv
+    from irrepro.core.scores import to_matrix
+    from irrepro.core.trec import read_matrix_csv
     X = to_matrix(read_matrix_csv(mirror / "artifacts/urbano/sigir2019-statistical/adhoc5_ap.csv", "t5", "AP"),
                   "AP").to_numpy().T
     Xn = bv.maxmin_normalise(X)

@@ -18,9 +18,9 @@ def test_pisa_bm25_matches_bm25s_on_vaswani(irds_home, tmp_path):
     from pyterrier_pisa import tokenize
     from pyterrier_pisa.stopwords import _STOPWORDS
 
-    from irrepro import collections as coll
-    from irrepro.evaluation import evaluate_run
-    from irrepro.retrieval import System, build_index, run_system
+    from irrepro.datasets import collections as coll
+    from irrepro.core.evaluation import evaluate_run
+    from irrepro.retrieval.pisa import System, build_index, run_system
 
     ds = ir_datasets.load("vaswani")
     docs = list(coll.docs_iter(ds))

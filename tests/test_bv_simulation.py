@@ -1,12 +1,12 @@
-"""BV-Test Sec. 3.4: simulated document collections (irrepro.simulation) and Tables 10-11 (Eq. 12-14)."""
+"""BV-Test Sec. 3.4: simulated document collections (irrepro.papers.bv.simulation) and Tables 10-11 (Eq. 12-14)."""
 import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from irrepro import biasvariance as bv
-from irrepro import simulation as sim
+from irrepro.papers.bv import biasvariance as bv
+from irrepro.papers.bv import simulation as sim
 from irrepro.errors import InputError
 
 
@@ -52,13 +52,13 @@ def _runs_and_qrels(tmp_path):
     qrels = ["1 0 d1 1", "1 0 d3 2", "1 0 d8 1", "1 0 d2 0", "2 0 d6 1", "2 0 d7 2", "3 0 d1 0"]
     for name, lines in (("a.run", run_a), ("b.run", run_b), ("qrels.txt", qrels)):
         (tmp_path / name).write_text("\n".join(lines) + "\n")
-    from irrepro.trec import read_qrels
+    from irrepro.core.trec import read_qrels
     runs = {s: sim.read_scored_run(tmp_path / f"{s}.run") for s in ("a", "b")}
     return runs, read_qrels(tmp_path / "qrels.txt")
 
 
 def test_profile_and_real_ap_agree_with_trec_eval(tmp_path):
-    from irrepro.evaluation import evaluate_run
+    from irrepro.core.evaluation import evaluate_run
     runs, qrels = _runs_and_qrels(tmp_path)
     prof = sim.relevance_profile(runs, qrels)
     assert prof.topics == ["1", "2", "3"]

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from irrepro import biasvariance as bv
-from irrepro import risk
+from irrepro.papers.bv import biasvariance as bv
+from irrepro.papers.bv import risk
 from irrepro.errors import InputError
 
 # SIGIR 2013 Table 1: AP on q1, q2 of the original model A, expansion models B, C and the target model T
@@ -103,7 +103,7 @@ SESSION = Path(__file__).parent / "data" / "session"
 
 
 def _session_inputs():
-    from irrepro.trec import read_qrels, read_run
+    from irrepro.core.trec import read_qrels, read_run
     runs = {p.name: read_run(p, system=p.name) for p in sorted((SESSION / "runs").iterdir())}
     tmap = dict(line.split() for line in (SESSION / "sessiontopicmap.txt").read_text().splitlines()
                 if line and not line.startswith("#"))

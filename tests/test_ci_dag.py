@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from conftest import REPO
-from irrepro.evaluation import evaluate_run
-from irrepro.trec import read_qrels
+from irrepro.core.evaluation import evaluate_run
+from irrepro.core.trec import read_qrels
 
 pytestmark = pytest.mark.integration
 V = "results/test"

@@ -1,5 +1,5 @@
 from irrepro.cli import main
-from irrepro.scores import read_scores, to_matrix
+from irrepro.core.scores import read_scores, to_matrix
 
 
 def test_cli_scores_from_runs_and_errors(tmp_path, capsys):

@@ -3,9 +3,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from irrepro import diversity as dv
-from irrepro import vbscore as vbs
-from irrepro.trec import read_run, sort_run
+from irrepro.papers.vb import diversity as dv
+from irrepro.papers.vb import vbscore as vbs
+from irrepro.core.trec import read_run, sort_run
 
 
 def _qrels():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from irrepro import intervals as iv
+from irrepro.papers.ci import intervals as iv
 from irrepro.errors import InputError
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from irrepro import labels as L
 from irrepro.errors import InputError
-from irrepro.prompts import BINARY, PROMPTS, ROBUST04, TRECDL, Prompt, get_prompt
+from irrepro.labels.prompts import BINARY, PROMPTS, ROBUST04, TRECDL, Prompt, get_prompt
 
 
 def make_pairs(n, n_per_query=5):

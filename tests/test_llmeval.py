@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from irrepro.errors import InputError
-from irrepro.intervals import dcg_weights
-from irrepro.llmeval import label_matrix, labelled_ranking, per_query_dcg, table1
+from irrepro.papers.ci.intervals import dcg_weights
+from irrepro.papers.ci.ranking import label_matrix, labelled_ranking, per_query_dcg, table1
 
 RUN = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 3 + ["3"] * 2,
                     "doc_id": ["a", "b", "c", "d", "e", "f", "g", "h", "i"],

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from irrepro import mirror as m
+from irrepro.datasets import mirror as m
 from irrepro.errors import InputError, MissingDataError
 
 NAME = "urbano/sigir2019-statistical/adhoc8_ap.csv"
@@ -60,7 +60,7 @@ def test_ir_datasets_from_mirror(irds_home):
     """Integration (ir_datasets style): counts and first/last records of the default collections, offline."""
     import ir_datasets
 
-    from irrepro import collections as coll
+    from irrepro.datasets import collections as coll
 
     v = ir_datasets.load("vaswani")
     t, q = coll.topics(v), coll.qrels(v)

@@ -1,7 +1,7 @@
 """The SIGIR 2013 query-model family on hand-made feedback sets."""
 import pytest
 
-from irrepro.querymodels import QueryModel, build_query_model, family
+from irrepro.papers.bv.querymodels import QueryModel, build_query_model, family
 
 Q = ["jaguar"]
 FB = [["jaguar", "car"], ["jaguar", "cat"], ["cat", "jungle"]]

@@ -2,8 +2,8 @@
 import pandas as pd
 import pytest
 
-from irrepro import rm3
-from irrepro.retrieval import System, build_index, expand_queries, run_system
+from irrepro.retrieval import rm3
+from irrepro.retrieval.pisa import System, build_index, expand_queries, run_system
 
 
 def test_query_model():

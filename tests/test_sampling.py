@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from irrepro import sampling as s
-from irrepro import synth
+from irrepro.papers.sampling import estimators as s
+from irrepro.papers.sampling import synth
 
 
 def tiny(seed=0, nq=2, nd=3):

@@ -4,8 +4,8 @@ import gzip
 import pytest
 
 from irrepro.errors import InputError
-from irrepro.scores import to_matrix
-from irrepro.trec import (check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q, write_qrels,
+from irrepro.core.scores import to_matrix
+from irrepro.core.trec import (check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q, write_qrels,
                           write_run)
 
 RUN = """\

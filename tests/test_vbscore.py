@@ -1,9 +1,9 @@
-"""Unit tests of irrepro.vbscore (Ding 2025, seed 000): the formulas on hand-computed cases."""
+"""Unit tests of irrepro.papers.vb.vbscore (Ding 2025, seed 000): the formulas on hand-computed cases."""
 import numpy as np
 import pytest
 
 from irrepro.errors import InputError
-from irrepro import vbscore as vb
+from irrepro.papers.vb import vbscore as vb
 
 
 def test_es_and_vb_hand_computed():

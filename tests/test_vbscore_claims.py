@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from irrepro import vbscore as vb
+from irrepro.papers.vb import vbscore as vb
 
 probs = st.floats(0.0, 1.0, allow_nan=False)
 alphas = st.floats(0.0, 5.0, allow_nan=False)

@@ -3,8 +3,8 @@ import math
 import pandas as pd
 import pytest
 
-from irrepro.scores import from_matrix, read_scores, to_matrix, write_scores
-from irrepro.verify import VERIFY_COLUMNS, build_verify_table, load_reference, to_markdown
+from irrepro.core.scores import from_matrix, read_scores, to_matrix, write_scores
+from irrepro.core.verify import VERIFY_COLUMNS, build_verify_table, load_reference, to_markdown
 
 
 def test_verify_numeric_bool_missing_and_extra():
@@ -66,7 +66,7 @@ def test_check_config_errors_name_the_key(tmp_path):
 
 
 def test_expand_reference_over_collections_and_labelers():
-    from irrepro.verify import expand_reference
+    from irrepro.core.verify import expand_reference
     ref = [
         {"item": "table1/dl19-pool/human/BM25", "data": "dl19-pool", "paper": 8.25},
         {"item": "table1/dl19-pool/{labeler}/llm/BM25", "data": "dl19-pool / {labeler}", "paper": 12.93},

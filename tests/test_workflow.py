@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from irrepro.scores import read_scores, to_matrix
+from irrepro.core.scores import read_scores, to_matrix
 
 from conftest import snakemake
 

@@ -12,15 +12,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import InputError, MissingDataError
+from irrepro.errors import InputError, MissingDataError
 
 
 def _scores(a) -> int:
     import pandas as pd
 
-    from .evaluation import DEFAULT_MEASURES, evaluate_run
-    from .scores import write_scores
-    from .trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
+    from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_run
+    from irrepro.core.scores import write_scores
+    from irrepro.core.trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
 
     name = a.collection
     if a.runs:
@@ -70,12 +70,12 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     try:
         if a.cmd == "artifacts":
-            from .mirror import ARTIFACTS
+            from irrepro.datasets.mirror import ARTIFACTS
             for art in ARTIFACTS.values():
                 print(f"{art.name}\t{art.md5}\t{art.url}\t{art.licence}")
             return 0
         if a.cmd == "fetch":
-            from .mirror import artifact_path
+            from irrepro.datasets.mirror import artifact_path
             print(artifact_path(a.name, cache_dir=a.cache, mirror=a.mirror))
             return 0
         return _scores(a)

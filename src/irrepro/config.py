@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 
-from .errors import InputError
-from .mirror import ARTIFACTS
-from .retrieval import population
+from irrepro.errors import InputError
+from irrepro.datasets.mirror import ARTIFACTS
+from irrepro.retrieval.pisa import population
 
 
 def _check_source(key, spec):

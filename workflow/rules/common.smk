@@ -7,7 +7,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from irrepro.config import check_config, population_of
-from irrepro.retrieval import population as _population
+from irrepro.retrieval.pisa import population as _population
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")

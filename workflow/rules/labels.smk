@@ -8,7 +8,7 @@ LC = config["labels"]
 def prompt_hash(prompt_id):
     """The content hash of a prompt (a param: editing a prompt relabels)."""
     try:
-        from irrepro.prompts import get_prompt
+        from irrepro.labels.prompts import get_prompt
     except ImportError:  # the label library is being written
         return prompt_id
     return get_prompt(prompt_id).hash

@@ -17,7 +17,7 @@ def _vb_run_name(spec):
 
 def _vb_check():
     from irrepro.errors import InputError
-    from irrepro.mirror import ARTIFACTS
+    from irrepro.datasets.mirror import ARTIFACTS
 
     for c, spec in VBC["collections"].items():
         names = []

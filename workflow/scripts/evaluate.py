@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from irrepro.evaluation import evaluate_run
-from irrepro.logs import log_to
-from irrepro.scores import write_scores
-from irrepro.trec import check_run_topics, read_qrels, read_run
+from irrepro.core.evaluation import evaluate_run
+from irrepro.core.logs import log_to
+from irrepro.core.scores import write_scores
+from irrepro.core.trec import check_run_topics, read_qrels, read_run
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

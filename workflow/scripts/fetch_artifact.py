@@ -1,8 +1,8 @@
 """Fetch one declared artifact (md5-verified) from the project cache, the offline mirror or its URL."""
 from pathlib import Path
 
-from irrepro.logs import log_to
-from irrepro.mirror import artifact_path
+from irrepro.core.logs import log_to
+from irrepro.datasets.mirror import artifact_path
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

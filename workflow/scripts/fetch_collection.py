@@ -1,8 +1,8 @@
 """Topics and qrels of an ir_datasets collection, written in irrepro's formats."""
-from irrepro import collections as coll
-from irrepro.logs import log_to
-from irrepro.mirror import ensure_ir_datasets_home
-from irrepro.trec import write_qrels
+from irrepro.datasets import collections as coll
+from irrepro.core.logs import log_to
+from irrepro.datasets.mirror import ensure_ir_datasets_home
+from irrepro.core.trec import write_qrels
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from irrepro.evaluation import evaluate_run
-from irrepro.logs import log_to
-from irrepro.scores import write_scores
-from irrepro.trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
+from irrepro.core.evaluation import evaluate_run
+from irrepro.core.logs import log_to
+from irrepro.core.scores import write_scores
+from irrepro.core.trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
 
 sm = snakemake  # noqa: F821
 name, spec = sm.wildcards.collection, json.loads(sm.params.spec)

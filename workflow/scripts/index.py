@@ -1,8 +1,8 @@
 """Index a collection with PISA (and build ir_datasets' docstore, which RM3 reads feedback documents from)."""
-from irrepro import collections as coll
-from irrepro.logs import log_to
-from irrepro.mirror import ensure_ir_datasets_home
-from irrepro.retrieval import build_index
+from irrepro.datasets import collections as coll
+from irrepro.core.logs import log_to
+from irrepro.datasets.mirror import ensure_ir_datasets_home
+from irrepro.retrieval.pisa import build_index
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

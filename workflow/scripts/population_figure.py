@@ -1,7 +1,7 @@
 """Figure: the system population of one collection."""
-from irrepro.logs import log_to
-from irrepro.plots.population import population_figure
-from irrepro.scores import read_scores
+from irrepro.core.logs import log_to
+from irrepro.retrieval.plots import population_figure
+from irrepro.core.scores import read_scores
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

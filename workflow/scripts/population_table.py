@@ -1,7 +1,7 @@
 """Mean per system and measure (rows sorted by the first measure), CSV + Markdown."""
-from irrepro.logs import log_to
-from irrepro.scores import read_scores
-from irrepro.verify import to_markdown
+from irrepro.core.logs import log_to
+from irrepro.core.scores import read_scores
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

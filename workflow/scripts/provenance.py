@@ -3,8 +3,8 @@ import glob
 import json
 import os
 
-from irrepro.logs import log_to
-from irrepro.provenance import build_provenance
+from irrepro.core.logs import log_to
+from irrepro.core.provenance import build_provenance
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

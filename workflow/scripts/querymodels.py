@@ -4,12 +4,12 @@ import os
 
 import pandas as pd
 
-from irrepro import collections as coll
-from irrepro.evaluation import evaluate_run
-from irrepro.logs import log_to
-from irrepro.querymodels import family, run_family
-from irrepro.scores import write_scores
-from irrepro.trec import read_qrels
+from irrepro.datasets import collections as coll
+from irrepro.core.evaluation import evaluate_run
+from irrepro.core.logs import log_to
+from irrepro.papers.bv.querymodels import family, run_family
+from irrepro.core.scores import write_scores
+from irrepro.core.trec import read_qrels
 
 sm = snakemake  # noqa: F821
 s = json.loads(sm.params.settings)

@@ -3,10 +3,10 @@ import os
 
 import pandas as pd
 
-from irrepro import collections as coll
-from irrepro.logs import log_to
-from irrepro.retrieval import parse_system, run_system
-from irrepro.trec import write_run
+from irrepro.datasets import collections as coll
+from irrepro.core.logs import log_to
+from irrepro.retrieval.pisa import parse_system, run_system
+from irrepro.core.trec import write_run
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from irrepro.logs import log_to
-from irrepro.verify import to_markdown
+from irrepro.core.logs import log_to
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

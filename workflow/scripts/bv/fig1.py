@@ -5,9 +5,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from irrepro.biasvariance import bias_variance, complete_matrix, pearson, try_value  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.scores import read_scores, to_matrix  # noqa: E402
+from irrepro.papers.bv.biasvariance import bias_variance, complete_matrix, pearson, try_value  # noqa: E402
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.core.scores import read_scores, to_matrix  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

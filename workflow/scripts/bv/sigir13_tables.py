@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from irrepro.biasvariance import ap_bias_variance, rho_bias_variance
-from irrepro.logs import log_to
-from irrepro.risk import below_init, robustness_index
-from irrepro.verify import to_markdown
+from irrepro.papers.bv.biasvariance import ap_bias_variance, rho_bias_variance
+from irrepro.core.logs import log_to
+from irrepro.papers.bv.risk import below_init, robustness_index
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 models = json.loads(sm.params.models)      # model -> [AP q1, AP q2], the paper's Table 1

@@ -1,5 +1,5 @@
 """BV-Test Sec. 3.4 on one collection: k simulated collections per topic from the population's run files (with
-scores), then Eq. 12 per (system, topic). Output: the per-topic long table of irrepro.simulation.per_topic_table."""
+scores), then Eq. 12 per (system, topic). Output: the per-topic long table of irrepro.papers.bv.simulation.per_topic_table."""
 import time
 import zlib
 from pathlib import Path
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from irrepro.errors import InputError
-from irrepro.logs import log_to
-from irrepro.simulation import per_topic_table, read_scored_run, relevance_profile
-from irrepro.trec import read_qrels
+from irrepro.core.logs import log_to
+from irrepro.papers.bv.simulation import per_topic_table, read_scored_run, relevance_profile
+from irrepro.core.trec import read_qrels
 
 sm = snakemake  # noqa: F821
 

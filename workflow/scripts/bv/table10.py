@@ -4,9 +4,9 @@ import json
 
 import pandas as pd
 
-from irrepro.logs import log_to
-from irrepro.simulation import table10_row
-from irrepro.verify import to_markdown
+from irrepro.core.logs import log_to
+from irrepro.papers.bv.simulation import table10_row
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

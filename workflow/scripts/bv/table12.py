@@ -13,11 +13,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irrepro.biasvariance import session_scores, session_tradeoffs  # noqa: E402
+from irrepro.papers.bv.biasvariance import session_scores, session_tradeoffs  # noqa: E402
 from irrepro.errors import InputError  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.trec import read_qrels, read_run  # noqa: E402
-from irrepro.verify import to_markdown  # noqa: E402
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.core.trec import read_qrels, read_run  # noqa: E402
+from irrepro.core.verify import to_markdown  # noqa: E402
 
 sm = snakemake  # noqa: F821
 tracks = json.loads(sm.params.tracks)

@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from irrepro.biasvariance import bias_variance
-from irrepro.logs import log_to
-from irrepro.verify import to_markdown
+from irrepro.papers.bv.biasvariance import bias_variance
+from irrepro.core.logs import log_to
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 X = np.array([[0.8, 0.9, 0.4], [0.5, 0.6, 0.7], [0.3, 0.6, 0.3]])  # the paper's Table 2

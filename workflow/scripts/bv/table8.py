@@ -1,10 +1,10 @@
 """BV-Test Table 8 (top systems of TREC Web 2012 by ERR@20)."""
 import json
 
-from irrepro.biasvariance import complete_matrix, table8
-from irrepro.logs import log_to
-from irrepro.scores import read_scores, to_matrix
-from irrepro.verify import to_markdown
+from irrepro.papers.bv.biasvariance import complete_matrix, table8
+from irrepro.core.logs import log_to
+from irrepro.core.scores import read_scores, to_matrix
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 s = json.loads(sm.params.settings)

@@ -4,10 +4,10 @@ import time
 
 import pandas as pd
 
-from irrepro.biasvariance import TABLE9_COLUMNS, complete_matrix, table9_row
-from irrepro.logs import log_to
-from irrepro.scores import read_scores, to_matrix
-from irrepro.verify import to_markdown
+from irrepro.papers.bv.biasvariance import TABLE9_COLUMNS, complete_matrix, table9_row
+from irrepro.core.logs import log_to
+from irrepro.core.scores import read_scores, to_matrix
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 cols = json.loads(sm.params.collections)

@@ -5,8 +5,8 @@ anonymised system with the closest Var(x_i) (to 4 decimals the paper prints), an
 """
 import json
 
-from irrepro.logs import log_to
-from irrepro.verify import build_verify_table, load_reference, write_verify_table
+from irrepro.core.logs import log_to
+from irrepro.core.verify import build_verify_table, load_reference, write_verify_table
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

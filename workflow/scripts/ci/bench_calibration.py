@@ -1,4 +1,4 @@
-"""Benchmark: vectorised CRC dual calibration (``irrepro.intervals.calibrate_crc``) against the per-batch loop
+"""Benchmark: vectorised CRC dual calibration (``irrepro.papers.ci.intervals.calibrate_crc``) against the per-batch loop
 reference (``calibrate_crc_loop``) on the same synthetic inputs; prints timings, the ratio and the λ values.
 
     .venv/bin/python workflow/scripts/ci/bench_calibration.py [--n 20 --depth 10 --grades 4 --batches 10000]
@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from irrepro import intervals
+from irrepro.papers.ci import intervals
 
 
 def synthetic(n, depth, G, seed):

@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from irrepro.intervals import dcg_weights
-from irrepro.llmeval import label_matrix, per_query_dcg
+from irrepro.papers.ci.intervals import dcg_weights
+from irrepro.papers.ci.ranking import label_matrix, per_query_dcg
 
 
 def load(pairs_path, labels_path, k):

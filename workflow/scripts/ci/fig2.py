@@ -7,9 +7,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrix products: one
 sys.path.insert(0, str(Path(__file__).parent))
 from common import dump, load, n_validation, settings  # noqa: E402
 
-from irrepro.intervals import ci_experiment  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.plots import ci as plots  # noqa: E402
+from irrepro.papers.ci.intervals import ci_experiment  # noqa: E402
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.papers.ci import plots  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -9,9 +9,9 @@ from common import dump, load, n_validation, settings  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from irrepro.intervals import adversarial_bias, ci_experiment, oracle_mix  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.plots import ci as plots  # noqa: E402
+from irrepro.papers.ci.intervals import adversarial_bias, ci_experiment, oracle_mix  # noqa: E402
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.papers.ci import plots  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -10,10 +10,10 @@ from common import dump, load, n_validation, settings  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irrepro.intervals import covers, crc_per_query, oracle_mix, query_utility  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.plots import ci as plots  # noqa: E402
-from irrepro.plots.ci import wilson  # noqa: E402
+from irrepro.papers.ci.intervals import covers, crc_per_query, oracle_mix, query_utility  # noqa: E402
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.papers.ci import plots  # noqa: E402
+from irrepro.papers.ci.plots import wilson  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

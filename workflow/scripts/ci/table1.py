@@ -7,9 +7,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).parent))
 from common import dump  # noqa: E402
 
-from irrepro.llmeval import label_matrix, table1  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.verify import to_markdown  # noqa: E402
+from irrepro.papers.ci.ranking import label_matrix, table1  # noqa: E402
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.core.verify import to_markdown  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

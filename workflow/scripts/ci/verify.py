@@ -2,8 +2,8 @@
 (collection, labeler) pairs, beside the values the table and figure rules computed."""
 import json
 
-from irrepro.logs import log_to
-from irrepro.verify import build_verify_table, expand_reference, load_reference, write_verify_table
+from irrepro.core.logs import log_to
+from irrepro.core.verify import build_verify_table, expand_reference, load_reference, write_verify_table
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

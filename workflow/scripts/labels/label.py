@@ -5,8 +5,8 @@ import os
 import pandas as pd
 
 from irrepro.labels import label_pairs, make_labeler
-from irrepro.logs import log_to
-from irrepro.prompts import get_prompt
+from irrepro.core.logs import log_to
+from irrepro.labels.prompts import get_prompt
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
@@ -26,7 +26,7 @@ with log_to(sm.log[0]) as log:
         pairs["text"] = ""
     else:
         os.environ["IR_DATASETS_HOME"] = os.path.abspath(sm.params.home)
-        from irrepro.collections import DocText
+        from irrepro.datasets.collections import DocText
         doc_text = DocText(sm.params.dataset, jsonl=sm.input.docs[0] if sm.input.docs else None)
         texts = doc_text(sorted(set(pairs.doc_id)))
         doc_text.close()

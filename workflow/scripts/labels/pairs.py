@@ -1,7 +1,7 @@
 """The pairs to label: the top `depth` of the configured system's run per judged query, with human grades."""
-from irrepro.llmeval import labelled_ranking
-from irrepro.logs import log_to
-from irrepro.trec import read_qrels, read_run
+from irrepro.papers.ci.ranking import labelled_ranking
+from irrepro.core.logs import log_to
+from irrepro.core.trec import read_qrels, read_run
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

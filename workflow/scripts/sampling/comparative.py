@@ -8,10 +8,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irrepro import sampling, synth  # noqa: E402
-from irrepro.logs import log_to  # noqa: E402
-from irrepro.trec import read_qrels, read_run  # noqa: E402
-from irrepro.verify import to_markdown  # noqa: E402
+from irrepro.papers.sampling import estimators as sampling  # noqa: E402
+
+from irrepro.papers.sampling import synth
+from irrepro.core.logs import log_to  # noqa: E402
+from irrepro.core.trec import read_qrels, read_run  # noqa: E402
+from irrepro.core.verify import to_markdown  # noqa: E402
 
 sm = snakemake  # noqa: F821
 s = json.loads(sm.params.settings)

@@ -2,9 +2,11 @@
 import json
 import time
 
-from irrepro import sampling, synth
-from irrepro.logs import log_to
-from irrepro.verify import to_markdown
+from irrepro.papers.sampling import estimators as sampling
+
+from irrepro.papers.sampling import synth
+from irrepro.core.logs import log_to
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 s = json.loads(sm.params.settings)

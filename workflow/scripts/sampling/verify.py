@@ -1,8 +1,8 @@
 """Verify table of the sampling paper (reference: config/reference/sampling.yaml)."""
 import json
 
-from irrepro.logs import log_to
-from irrepro.verify import build_verify_table, load_reference, write_verify_table
+from irrepro.core.logs import log_to
+from irrepro.core.verify import build_verify_table, load_reference, write_verify_table
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -3,10 +3,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from irrepro.diversity import diversity_measures
-from irrepro.logs import log_to
-from irrepro.trec import read_qrels, read_run
-from irrepro.verify import to_markdown
+from irrepro.papers.vb.diversity import diversity_measures
+from irrepro.core.logs import log_to
+from irrepro.core.trec import read_qrels, read_run
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -1,8 +1,8 @@
 """Topics, per-subtopic qrels and the intent table of one TREC Web diversity collection (ir_datasets)."""
-from irrepro.diversity import intents_from_qrels, load_diversity
-from irrepro.logs import log_to
-from irrepro.mirror import ensure_ir_datasets_home, ir_datasets_error
-from irrepro.trec import write_qrels
+from irrepro.papers.vb.diversity import intents_from_qrels, load_diversity
+from irrepro.core.logs import log_to
+from irrepro.datasets.mirror import ensure_ir_datasets_home, ir_datasets_error
+from irrepro.core.trec import write_qrels
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -1,8 +1,8 @@
 """Figs 2-4 of the VB-Score paper on real runs."""
 import pandas as pd
 
-from irrepro.logs import log_to
-from irrepro.plots import vb as pv
+from irrepro.core.logs import log_to
+from irrepro.papers.vb import plots as pv
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from irrepro import vbscore as vbs
-from irrepro.logs import log_to
-from irrepro.verify import to_markdown
+from irrepro.papers.vb import vbscore as vbs
+from irrepro.core.logs import log_to
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

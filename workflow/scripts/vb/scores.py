@@ -3,11 +3,11 @@ Monte Carlo replicas of Algorithm 1."""
 import numpy as np
 import pandas as pd
 
-from irrepro import diversity as dv
-from irrepro import vbscore as vbs
-from irrepro.logs import log_to
-from irrepro.trec import read_qrels, read_run
-from irrepro.verify import to_markdown
+from irrepro.papers.vb import diversity as dv
+from irrepro.papers.vb import vbscore as vbs
+from irrepro.core.logs import log_to
+from irrepro.core.trec import read_qrels, read_run
+from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 P = sm.params.vb

@@ -1,11 +1,11 @@
-"""The verify table of P4: the paper's numbers beside ours (irrepro.verify)."""
+"""The verify table of P4: the paper's numbers beside ours (irrepro.core.verify)."""
 import json
 
 import numpy as np
 import pandas as pd
 
-from irrepro.logs import log_to
-from irrepro.verify import build_verify_table, load_reference, write_verify_table
+from irrepro.core.logs import log_to
+from irrepro.core.verify import build_verify_table, load_reference, write_verify_table
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

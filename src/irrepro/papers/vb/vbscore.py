@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from .errors import InputError
+from irrepro.errors import InputError
 
 __all__ = [
     "expected_success", "vb_score", "var_penalty", "vb_turning_point", "vb_zero_crossing",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from .errors import InputError
+from irrepro.errors import InputError
 
 
 def _pair(x, b):

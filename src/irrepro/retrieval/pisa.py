@@ -5,7 +5,7 @@ deterministically (``bm25_k1-1.2_b-0.75``, ``qld_mu-1000+rm3_fb-10_terms-20_lamb
 score row can be traced back to its parameters.
 
 Models (PISA scorers): ``bm25(k1, b)``, ``dph()``, ``pl2(c)``, ``qld(mu)`` (Dirichlet query likelihood).
-PISA stems with Porter2 and removes Terrier's stopwords at query time. RM3 is computed in :mod:`irrepro.rm3` on
+PISA stems with Porter2 and removes Terrier's stopwords at query time. RM3 is computed in :mod:`irrepro.retrieval.rm3` on
 the same analysis (PISA's own tokenizer) and sent back to PISA as a weighted query; because PISA stems query terms
 again, every expansion stem is sent as its most frequent surface form in the feedback documents.
 """
@@ -21,8 +21,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from . import rm3 as rm3lib
+from irrepro.errors import InputError
+from irrepro.retrieval import rm3 as rm3lib
 
 MODELS = {"bm25": ("k1", "b"), "dph": (), "pl2": ("c",), "qld": ("mu",)}
 

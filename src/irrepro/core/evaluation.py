@@ -7,9 +7,9 @@ al.) and evaluated on the same run, so that every paper that uses DCG gets the s
 Conventions (documented for users who compare with trec_eval):
 * negative relevance grades (e.g. Cranfield's -1 "no interest") count as 0;
 * a judged topic that the run does not retrieve for scores 0 on every measure (trec_eval ``-c``);
-* topics the qrels do not judge are an error upstream (:func:`irrepro.trec.check_run_topics`);
+* topics the qrels do not judge are an error upstream (:func:`irrepro.core.trec.check_run_topics`);
 * ad hoc measures only: the qrels' iteration (subtopic) column is ignored, so diversity measures (alpha-nDCG,
-  ERR-IA) go through :mod:`irrepro.diversity`, which keeps the subtopics.
+  ERR-IA) go through :mod:`irrepro.papers.vb.diversity`, which keeps the subtopics.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASUR
             continue
         _, k = c
         rel = {(q, d): r for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)}
-        from .trec import sort_run
+        from irrepro.core.trec import sort_run
         ranked = sort_run(run)
         for q, grp in ranked.groupby("query_id", sort=False):
             if q not in set(judged):

@@ -13,8 +13,8 @@ import os
 
 import pandas as pd
 
-from .errors import InputError
-from .scores import normalise_scores, _topic_key
+from irrepro.errors import InputError
+from irrepro.core.scores import normalise_scores, _topic_key
 
 RUN_COLUMNS = ["query_id", "doc_id", "rank", "score", "system"]
 QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]

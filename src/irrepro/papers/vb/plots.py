@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irrepro.plots import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
+from irrepro.core.figures import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
 
 
 def fig_across_k(summary: pd.DataFrame, ks, alphas, gain="binary", prior="uniform"):

@@ -2,7 +2,7 @@
 (Fig. 2), width against adversarial bias β and oracle weight ζ (Fig. 3), per-query CRC intervals (Fig. 4).
 
 Input frames have one row per (method, setting, repetition) with columns ``method, low, high, width, covered``
-plus the setting column (``n``, ``beta`` or ``zeta``); see :mod:`irrepro.intervals`.
+plus the setting column (``n``, ``beta`` or ``zeta``); see :mod:`irrepro.papers.ci.intervals`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from irrepro.plots import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
+from irrepro.core.figures import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
 
 METHODS = ["bootstrap", "ppi", "crc"]
 LABELS = {"bootstrap": "Bootstrap", "ppi": "PPI", "crc": "CRC"}

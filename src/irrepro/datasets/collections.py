@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .errors import InputError
-from .mirror import ir_datasets_error
+from irrepro.errors import InputError
+from irrepro.datasets.mirror import ir_datasets_error
 
 
 def load(dataset_id: str):
@@ -64,7 +64,7 @@ def read_jsonl_docs(path, id_field: str = "docid", text_field: str = "doc"):
     import gzip
     import json
 
-    from .errors import InputError
+    from irrepro.errors import InputError
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):

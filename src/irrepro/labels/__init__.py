@@ -48,8 +48,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .prompts import PROMPTS, Prompt, get_prompt
+from irrepro.errors import InputError
+from irrepro.labels.prompts import PROMPTS, Prompt, get_prompt
 
 log = logging.getLogger("irrepro.labels")
 
@@ -646,7 +646,7 @@ class FileLabeler(Labeler):
 
     def __init__(self, path, smoothing: float = 0.0, missing: str = "error", name: str | None = None,
                  batch_size: int = 1024):
-        from .trec import read_qrels
+        from irrepro.core.trec import read_qrels
         self.path = Path(path)
         if not self.path.exists():
             raise InputError("label file not found", path=self.path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .errors import InputError
+from irrepro.errors import InputError
 
 SCORE_COLUMNS = ["collection", "system", "topic", "measure", "value"]
 

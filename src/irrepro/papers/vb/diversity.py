@@ -7,7 +7,7 @@ proportional to the subtopic's judged relevant mass m_i when T = 1 (the paper's 
 Sec. 3.2, applied to log-mass scores), then optionally truncated (tau / top-K / rho) and renormalised.
 
 Functions here are pure (DataFrames in and out) except :func:`load_diversity`, which reads ir_datasets (the caller
-sets ``IR_DATASETS_HOME`` first, e.g. with :func:`irrepro.mirror.ensure_ir_datasets_home`).
+sets ``IR_DATASETS_HOME`` first, e.g. with :func:`irrepro.datasets.mirror.ensure_ir_datasets_home`).
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import vbscore as vbs
-from .errors import InputError
+from irrepro.papers.vb import vbscore as vbs
+from irrepro.errors import InputError
 
 INTENT_COLUMNS = ["query_id", "subtopic", "n_rel", "mass", "pi_uniform", "pi_mass"]
 PRIORS = ("uniform", "mass")
@@ -86,7 +86,7 @@ def relevance_tensor(run: pd.DataFrame, qrels: pd.DataFrame, intents: pd.DataFra
                      min_relevance: int = 1):
     """Arrays for scoring one run: topics (list), pi (dict prior -> (Q, N)), n_rel (Q, N), rel (Q, N, depth).
 
-    ``run`` is ranked as :func:`irrepro.trec.sort_run` ranks it (column ``rank``, 1-based). rel[q, i, j] is True
+    ``run`` is ranked as :func:`irrepro.core.trec.sort_run` ranks it (column ``rank``, 1-based). rel[q, i, j] is True
     when the document at rank j+1 for topic q is relevant (grade >= min_relevance) to intent i. Topics are those of
     ``intents``; a topic the run does not retrieve for gets an all-False row (ES = 0). Padding intents have pi = 0.
     """

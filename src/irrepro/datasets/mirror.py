@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .errors import InputError, MissingDataError
+from irrepro.errors import InputError, MissingDataError
 
 ENV_VAR = "IRREPRO_MIRROR"
 

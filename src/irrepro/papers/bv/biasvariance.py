@@ -39,7 +39,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from irrepro.errors import InputError
 
 
 def _check(X) -> np.ndarray:
@@ -264,7 +264,7 @@ def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_
 def table8(X, systems, top: int = 8, ddof: int = 1) -> pd.DataFrame:
     """BV-Test Table 8 for the ``top`` systems by mean score: |ZRisk| (α = 0, baseline = the target system) and
     the Eq. 16 decomposition of Var(ρ)."""
-    from .risk import zrisk
+    from irrepro.papers.bv.risk import zrisk
     X = _check(X)
     xt = X.max(axis=0)
     d = rho_decomposition(X, ddof)
@@ -372,7 +372,7 @@ def session_scores(runs, qrels: pd.DataFrame, measure: str = "nDCG@10", pattern:
     without it the run's query id is the qrels' topic. Sessions are the judged ones (after mapping); a session a run
     did not answer scores 0 (``evaluation.evaluate_run``). Two runs with the same system and condition are an error.
     """
-    from .evaluation import evaluate_run
+    from irrepro.core.evaluation import evaluate_run
     q = qrels.copy()
     q["query_id"] = q["query_id"].astype(str)
     if topic_map:

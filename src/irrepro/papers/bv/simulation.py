@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import digamma
 
-from .errors import InputError
+from irrepro.errors import InputError
 
 UNRETRIEVED = ("poisson", "fixed", "retrieved")
 
@@ -91,7 +91,7 @@ def read_scored_run(path, system: str | None = None) -> pd.DataFrame:
     C parser (the simulation reads tens of millions of lines). Any file the fast path cannot vouch for (wrong
     field count, a non-numeric or NaN score, a document twice for a query) is re-read by ``trec.read_run``, whose
     ``InputError`` names the file and line."""
-    from .trec import read_run
+    from irrepro.core.trec import read_run
     try:
         df = pd.read_csv(path, sep=r"\s+", header=None, dtype={0: str, 2: str, 5: str}, engine="c",
                          names=["query_id", "q0", "doc_id", "rank", "score", "tag", "extra"])
@@ -341,7 +341,7 @@ def per_topic_table(profile: RelevanceProfile, k: int, rng: np.random.Generator,
     """Simulate ``k`` collections per topic and apply Eq. 12 per topic: one row per (system, topic) with the AP on
     the real collection (``ap``), the mean over samples (``mean``), ``bias2``, ``var`` (population variance over
     the ``k`` samples), the topic's target value ``c`` and ``useful`` (some system retrieved a relevant document)."""
-    from .biasvariance import per_topic_bias_variance
+    from irrepro.papers.bv.biasvariance import per_topic_bias_variance
     Y = simulate_ap(profile, k, rng, unretrieved, shared)
     bias2, var, c = per_topic_bias_variance(Y)
     S, T = profile.r.shape
@@ -366,7 +366,7 @@ def table10_row(df: pd.DataFrame) -> dict:
     """BV-Test Table 10 for one collection from :func:`per_topic_table`: the Pearson correlation across systems of
     the averaged per-topic Bias² (Eq. 13) and Var (Eq. 14) over the useful topics. ``InputError`` when undefined
     (a single system, no useful topic, or constant averages)."""
-    from .biasvariance import averaged_tradeoff
+    from irrepro.papers.bv.biasvariance import averaged_tradeoff
     systems, topics, b, v, useful = _matrices(df)
     return {"systems": len(systems), "topics": len(topics), "useful_topics": int(useful.sum()),
             "pearson": averaged_tradeoff(b, v, useful),
@@ -377,7 +377,7 @@ def table11_rows(df: pd.DataFrame) -> pd.DataFrame:
     """BV-Test Table 11 for one collection: per useful topic, the Pearson correlation across systems of Bias² and
     Var (``pearson``; None with a ``note`` where undefined). Topics without a relevant retrieved document are left
     out, as the paper leaves out Ad-hoc 1995's topic 201."""
-    from .biasvariance import per_topic_tradeoff
+    from irrepro.papers.bv.biasvariance import per_topic_tradeoff
     systems, topics, b, v, useful = _matrices(df)
     t = per_topic_tradeoff(b[:, useful], v[:, useful])
     R = df.groupby("topic", sort=False)["R"].first().loc[topics].to_numpy()[useful]

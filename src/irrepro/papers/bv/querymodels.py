@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import rm3
+from irrepro.retrieval import rm3
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def run_family(index, topics: pd.DataFrame, qrels: pd.DataFrame, models: Sequenc
                fb_docs: int = 30, n_terms: int = 100, depth: int = 1000, mu: float = 1000.0,
                fb_weighting: str = "softmax", progress=None) -> dict[str, pd.DataFrame]:
     """Run every model of the family; returns ``{model name: run frame (query_id, doc_id, score)}``."""
-    from .retrieval import analyze
+    from irrepro.retrieval.pisa import analyze
 
     relevant = {(q, d) for q, d, r in zip(qrels.query_id.astype(str), qrels.doc_id, qrels.relevance) if r > 0}
     q = topics.rename(columns={"query_id": "qid", "text": "query"})[["qid", "query"]]

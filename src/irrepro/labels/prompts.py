@@ -27,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from irrepro.errors import InputError
 
 DOC_PLACEHOLDERS = ("passage", "document")
 _PLACEHOLDER = re.compile(r"\{(query|passage|document)\}")

@@ -1,6 +1,6 @@
 """Evaluating a ranking with human and with LLM labels (Oosterhuis et al., KDD 2024, Sec. 3 and Table 1).
 
-The pieces between the label stage and the confidence intervals (``irrepro.intervals``):
+The pieces between the label stage and the confidence intervals (``irrepro.papers.ci.intervals``):
 
 * :func:`labelled_ranking` — the ranking whose pairs are labelled: a system's run, optionally restricted to each
   query's judged documents ("each approach ranks the top-100 results retrieved by BM25"), cut at ``depth``, with
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .intervals import dcg_weights
+from irrepro.errors import InputError
+from irrepro.papers.ci.intervals import dcg_weights
 
 PAIR_COLUMNS = ["query_id", "doc_id", "rank", "relevance"]
 
@@ -28,7 +28,7 @@ PAIR_COLUMNS = ["query_id", "doc_id", "rank", "relevance"]
 def labelled_ranking(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, judged_only: bool = False) -> pd.DataFrame:
     """The top ``depth`` documents of each judged query of ``run`` with their human grades.
 
-    ``run``: ``query_id, doc_id, rank`` (irrepro.trec.read_run); ``qrels``: ``query_id, doc_id, relevance``.
+    ``run``: ``query_id, doc_id, rank`` (irrepro.core.trec.read_run); ``qrels``: ``query_id, doc_id, relevance``.
     Only queries with at least one judgment are kept (a query without judgments has no human truth). With
     ``judged_only`` the run is first restricted to the documents judged for that query, so every pair has a human
     grade (and a precomputed label from a file of labels on the judged pairs). Returns ``query_id, doc_id, rank,
