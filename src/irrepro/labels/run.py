@@ -1,0 +1,99 @@
+"""Labelling a table of pairs through the cache (:func:`label_pairs`): no pair labelled twice, every batch
+committed as soon as it is done (an interrupted run resumes where it stopped)."""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from irrepro.errors import InputError
+from irrepro.labels.base import Labeler, label_columns
+from irrepro.labels.cache import LabelCache
+from irrepro.labels.prompts import get_prompt
+
+log = logging.getLogger("irrepro.labels")
+
+PAIR_COLUMNS = ["query_id", "doc_id", "query", "text"]
+
+
+def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, batch_size: int | None = None,
+                progress: bool = True, log_interval: float = 10.0) -> pd.DataFrame:
+    """Label (query, document) pairs through the cache: ``DataFrame[query_id, doc_id, labeler, prompt_id, p_0…]``.
+
+    ``pairs`` has columns ``query_id, doc_id, query, text`` (ids are compared as strings); the result has one row
+    per input row, in input order (repeated pairs are labelled once). Pairs already in the cache at ``cache_path``
+    under (``labeler.name``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
+    time (default ``labeler.batch_size``), shortest texts first (less padding), and each batch is committed to the
+    cache before the next starts, so a killed run loses at most the batch in flight. Shows a tqdm bar on stderr
+    (``progress``) and logs (logger ``irrepro.labels``) a line with pairs/s at most every ``log_interval`` seconds
+    and at the end. The caller adds the ``collection`` column of the canonical labels table.
+    """
+    prompt = get_prompt(prompt)
+    missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
+    if missing:
+        raise InputError(f"pairs table lacks the column(s) {missing}; expected {PAIR_COLUMNS}")
+    qids = pairs["query_id"].astype(str).tolist()
+    dids = pairs["doc_id"].astype(str).tolist()
+    keys = list(zip(qids, dids))
+    first = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    bs = int(batch_size if batch_size is not None else (getattr(labeler, "batch_size", None) or 8))
+    if bs < 1:
+        raise InputError(f"batch_size {batch_size!r}: expected a positive integer")
+    G = prompt.n_grades
+    with LabelCache(cache_path) as cache:
+        got = cache.get(labeler.name, prompt.hash, list(first))
+        todo = [k for k in first if k not in got]
+        queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+        todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
+        total = len(todo)
+        log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", labeler.name, prompt.id,
+                 prompt.hash, len(first), len(first) - total, total, bs)
+        bar = None
+        if progress and total:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=total, desc=f"labels {labeler.name} {prompt.id}", unit="pair", file=sys.stderr,
+                       dynamic_ncols=True)
+        t0 = last = time.time()
+        done_since = 0
+        try:
+            for b in range(0, total, bs):
+                chunk = todo[b:b + bs]
+                idx = [first[k] for k in chunk]
+                tb = time.time()
+                probs = np.asarray(labeler.score(prompt, [queries[i] for i in idx], [texts[i] for i in idx],
+                                                 query_ids=[k[0] for k in chunk], doc_ids=[k[1] for k in chunk]),
+                                   dtype=float)
+                if probs.shape != (len(chunk), G):
+                    raise RuntimeError(f"labeler {labeler.name!r} returned shape {probs.shape}, expected "
+                                       f"{(len(chunk), G)}")
+                ok = ~np.isnan(probs).any(axis=1)  # NaN rows (e.g. FileLabeler missing='nan') are not cached
+                if ok.any():
+                    cache.put(labeler.name, prompt, [k for k, o in zip(chunk, ok) if o], probs[ok])
+                got.update(zip(chunk, probs))
+                if bar is not None:
+                    bar.update(len(chunk))
+                now = time.time()
+                done_since += len(chunk)
+                if now - last >= log_interval or b + bs >= total:
+                    log.info("%s / %s: %d/%d labelled, %.2f pairs/s (last batch %.2f pairs/s)", labeler.name,
+                             prompt.id, b + len(chunk), total, done_since / max(now - last, 1e-9),
+                             len(chunk) / max(now - tb, 1e-9))
+                    last, done_since = now, 0
+        finally:
+            if bar is not None:
+                bar.close()
+        if total:
+            dt = time.time() - t0
+            log.info("%s / %s: labelled %d pairs in %.1f s (%.2f pairs/s)", labeler.name, prompt.id, total, dt,
+                     total / max(dt, 1e-9))
+    p = np.array([got[k] for k in keys], dtype=float).reshape(len(keys), G)
+    out = pd.DataFrame({"query_id": qids, "doc_id": dids, "labeler": labeler.name, "prompt_id": prompt.id},
+                       index=pairs.index)
+    for r, c in enumerate(label_columns(G)):
+        out[c] = p[:, r]
+    return out.reset_index(drop=True)
