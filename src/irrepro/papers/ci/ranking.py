@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from irrepro.core.gain import dcg_weights, exp_gain
 from irrepro.errors import InputError
-from irrepro.papers.ci.intervals import dcg_weights
 
 PAIR_COLUMNS = ["query_id", "doc_id", "rank", "relevance"]
 
@@ -137,8 +137,8 @@ def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10)
     ``{ranker: {"human": value, "llm": value}}``; "human" uses gains ``2^grade - 1``, "llm" the expected gain.
     """
     g = dists.shape[-1]
-    gain_levels = 2.0 ** np.arange(g) - 1
-    human = np.where(mask, 2.0 ** grades - 1, 0.0)
+    gain_levels = exp_gain(np.arange(g))
+    human = np.where(mask, exp_gain(grades), 0.0)
     pred = np.where(mask, dists @ gain_levels, 0.0)
     cnt = np.maximum(mask.sum(1), 1)
     out = {}
@@ -161,7 +161,7 @@ def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10)
 def per_query_dcg(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10):
     """Per-query DCG@k of the given order: ``(true, predicted)``, each ``(N,)`` — U(q) (Eq. 1) and Û(q) (Eq. 6)."""
     g = dists.shape[-1]
-    gain_levels = 2.0 ** np.arange(g) - 1
-    human = np.where(mask, 2.0 ** grades - 1, 0.0)
+    gain_levels = exp_gain(np.arange(g))
+    human = np.where(mask, exp_gain(grades), 0.0)
     pred = np.where(mask, dists @ gain_levels, 0.0)
     return _dcg(human, k), _dcg(pred, k)

@@ -1,0 +1,163 @@
+"""The experiment protocol of Figs. 2–3 of Oosterhuis et al. (KDD 2024): random 50:50 validation/test splits,
+``n`` human-labelled validation queries, bootstrap / PPI / CRC intervals, many repetitions (:func:`ci_experiment`)."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from irrepro.errors import InputError
+from irrepro.papers.ci.bootstrap import bootstrap_ci
+from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
+from irrepro.papers.ci.metric import _LOSS_RTOL, _check_alpha, _check_dist, _check_values, _gain_vector, _query_weights
+from irrepro.papers.ci.ppi import ppi_mean_ci
+
+log = logging.getLogger("irrepro.papers.ci.intervals")
+
+
+def covers(low, high, value):
+    """``low ≤ value ≤ high`` up to rounding (1e-9 relative): an interval of width 0 around an exactly known value
+    (e.g. CRC with labels equal to the truth) covers it even when the two sums were added up in another order."""
+    low, high, value = (np.asarray(x, dtype=float) for x in (low, high, value))
+    eps = _LOSS_RTOL * np.maximum(1.0, np.abs(value))
+    return (low <= value + eps) & (value <= high + eps)
+
+
+RESULT_COLUMNS = ["method", "n", "repetition", "estimate", "low", "high", "width", "covered", "target", "failed",
+                  "lam_low", "lam_high"]
+METHODS = ("bootstrap", "ppi", "crc")
+
+
+def _splits(N, repetitions, groups, rng):
+    """(R, n_val) validation queries in random order and (R, n_test) test queries: a random 50:50 split (within
+    each group when ``groups`` is given: stratified, as the paper's per-year TREC-DL split)."""
+    R = repetitions
+    if groups is None:
+        perm = np.argsort(rng.random((R, N)), axis=1)
+        n_val = N // 2
+        return perm[:, :n_val], perm[:, n_val:]
+    groups = np.asarray(groups)
+    val, test = [], []
+    for gval in np.unique(groups):
+        members = np.flatnonzero(groups == gval)
+        order = members[np.argsort(rng.random((R, members.size)), axis=1)]
+        h = members.size // 2
+        val.append(order[:, :h])
+        test.append(order[:, h:])
+    val = np.concatenate(val, axis=1)
+    test = np.concatenate(test, axis=1)
+    shuffle = np.argsort(rng.random(val.shape), axis=1)
+    return np.take_along_axis(val, shuffle, axis=1), test
+
+
+def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=None, repetitions=500, seed=0,
+                  alpha=0.05, n_boot=10_000, n_batches=10_000, groups=None, methods=METHODS, correction="batches",
+                  tol=1e-6, grid=15, target="test"):
+    """The experiment of Sec. 7 / Figs. 2–3: CI width and coverage of bootstrap, PPI and CRC.
+
+    ``target``: what coverage is measured against — ``"test"`` (the paper's text: "the true performance on the
+    test-set", the mean true value over the test half) or ``"all"`` (the mean over all N queries, validation and
+    test: the dataset's true DCG, a reading under which an interval from n ≈ N/2 queries is not judged against a
+    second, independent sample).
+
+    Inputs: ``u_true`` (N,) human per-query metric values (e.g. DCG@10 of BM25 from the qrels); ``dists``
+    (N, depth, G) LLM label distributions of each query's ranked documents; ``weights`` ω (default DCG over
+    ``depth``; (N, depth) for padded queries); ``u_pred`` (N,) LLM-predicted per-query values (default
+    ``query_utility(dists, weights, gain)``, Eq. 6); ``n_values`` the numbers n of human-labelled queries.
+
+    Each repetition r (shared by all n and methods — common random numbers, so the curves over n are smooth):
+    a random 50:50 split of the N queries into validation (⌊N/2⌋, or ⌊half⌋ of each group in ``groups``) and test
+    halves; the n human-labelled queries are the first n of a random order of the validation half (drawn without
+    replacement; nested across n).  The **target** is the mean true value over the TEST half.
+
+    * ``bootstrap``: percentile bootstrap (``n_boot`` resamples) of the n human values (:func:`bootstrap_ci`).
+    * ``ppi``: Eq. 11 on Q = the n labelled validation queries (true and predicted values) plus the test half
+      (predictions only): mean prediction over these n + N_test queries, mean error over the n, ddof = 1
+      (:func:`ppi_mean_ci`).  The unlabelled rest of the validation half is not used (by any method).
+    * ``crc``: λ calibrated (:func:`calibrate_crc`) on ``n_batches`` batches of n queries drawn with replacement
+      from the n labelled validation queries, interval ``[Û_CRC(Q_test, λ_low), Û_CRC(Q_test, λ_high)]`` from the
+      LLM labels of the test half (Eq. 20).  A failed calibration gives ``failed=True``, NaN low/high/width and
+      ``covered=False``.
+
+    Random streams: splits from ``SeedSequence(seed, spawn_key=(0,))``, the draws of method k (its index in
+    ``METHODS``) for n from ``SeedSequence(seed, spawn_key=(1, n, k))``, so a result does not depend on which other
+    n or methods were requested.
+    Returns a DataFrame with columns ``RESULT_COLUMNS`` (one row per method × n × repetition); ``covered`` is
+    ``low ≤ target ≤ high``.
+    """
+    alpha = _check_alpha(alpha)
+    u_true = _check_values(u_true, "u_true", ndim=1)
+    N = u_true.size
+    P = _check_dist(dists, "dists", min_ndim=3)
+    if P.ndim != 3 or P.shape[0] != N:
+        raise InputError(f"dists must have shape (N, depth, G) with N = len(u_true) = {N}, got {P.shape}")
+    W = np.ascontiguousarray(_query_weights(weights, N, P.shape[1]))
+    g = _gain_vector(gain, P.shape[-1])
+    if u_pred is None:
+        u_pred = np.sum((P @ g) * W, axis=-1)
+    u_pred = _check_values(u_pred, "u_pred", ndim=1)
+    if u_pred.size != N:
+        raise InputError(f"u_pred must have length N = {N}, got {u_pred.size}")
+    methods = tuple(methods)
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        raise InputError(f"unknown methods {sorted(unknown)}; expected a subset of {METHODS}")
+    if groups is not None and np.shape(groups) != (N,):
+        raise InputError(f"groups must have shape (N,) = ({N},), got {np.shape(groups)}")
+    R = int(repetitions)
+    if R < 1:
+        raise InputError(f"repetitions must be >= 1, got {repetitions}")
+    if int(n_batches) < 1 or int(n_boot) < 1:
+        raise InputError(f"n_batches and n_boot must be >= 1, got {n_batches}, {n_boot}")
+    val, test = _splits(N, R, groups, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,))))
+    n_val = val.shape[1]
+    n_values = [int(x) for x in np.atleast_1d(n_values)]
+    for n in n_values:
+        if n < 2 or n > n_val:
+            raise InputError(f"n = {n} human-labelled queries: need 2 <= n <= {n_val} (the size of the validation "
+                             f"half of N = {N} queries)")
+    if target == "test":
+        target = u_true[test].mean(axis=1)
+    elif target == "all":
+        target = np.full(R, u_true.mean())
+    else:
+        raise InputError(f"target must be 'test' or 'all', got {target!r}")
+    reps = np.arange(R)
+    frames = []
+    for n in n_values:
+        lab = val[:, :n]
+
+        def stream(method):
+            return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, n, METHODS.index(method))))
+
+        def frame(method, est, low, high, failed=False, lam_low=np.nan, lam_high=np.nan):
+            low = np.asarray(low, dtype=float)
+            high = np.asarray(high, dtype=float)
+            return pd.DataFrame({
+                "method": method, "n": n, "repetition": reps, "estimate": est, "low": low, "high": high,
+                "width": high - low, "covered": covers(low, high, target), "target": target,
+                "failed": failed, "lam_low": lam_low, "lam_high": lam_high})
+
+        if "bootstrap" in methods:
+            b = bootstrap_ci(u_true[lab], alpha, n_boot, rng=stream("bootstrap"))
+            frames.append(frame("bootstrap", b.estimate, b.low, b.high))
+        if "ppi" in methods:
+            p = ppi_mean_ci(u_true[lab], u_pred[lab], u_pred[test], alpha, include_labelled=True, ddof=1)
+            frames.append(frame("ppi", p.estimate, p.low, p.high))
+        if "crc" in methods:
+            est, lo, hi = np.empty(R), np.empty(R), np.empty(R)
+            lam_lo, lam_hi, failed = np.empty(R), np.empty(R), np.zeros(R, bool)
+            rng = stream("crc")
+            for r in range(R):
+                q = lab[r]
+                batches = rng.integers(0, n, size=(int(n_batches), n))
+                cal = calibrate_crc(u_true[q], P[q], batches, alpha, weights=W[q], gain=g, correction=correction,
+                                    tol=tol, grid=grid)
+                t = test[r]
+                ci = crc_interval(P[t], cal, weights=W[t], gain=g)
+                est[r], lo[r], hi[r] = ci
+                lam_lo[r], lam_hi[r], failed[r] = cal.lam_low, cal.lam_high, cal.failed
+            frames.append(frame("crc", est, lo, hi, failed, lam_lo, lam_hi))
+        log.info("ci_experiment: n = %d done (%d repetitions, methods %s)", n, R, ",".join(methods))
+    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS]

@@ -1,0 +1,57 @@
+"""Prediction-powered inference for the mean metric (Oosterhuis et al., KDD 2024, Eqs. 7–11)."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from irrepro.errors import InputError
+from irrepro.papers.ci.metric import _check_alpha, _check_values
+
+
+class PPIInterval(NamedTuple):
+    """PPI interval (Eq. 11): ``estimate ± z·se`` with ``se = sqrt(σ̂²_error/n + σ̂²_pred/N)`` (Eq. 10)."""
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    se: np.ndarray
+
+
+def ppi_mean_ci(y_true, y_pred, y_pred_unlabelled, alpha=0.05, *, include_labelled=True, ddof=1):
+    """Prediction-powered CI for the mean metric (Eqs. 8, 10, 11).
+
+    ``y_true`` (..., n) human values ``U(q_i)`` and ``y_pred`` (..., n) predictions ``Û(q_i)`` of the n labelled
+    queries; ``y_pred_unlabelled`` (..., N_u) predictions of the queries without human labels.
+
+    The paper's ``Q`` holds N queries, the first n of them labelled, and the mean prediction of Eq. 8 runs over ALL
+    N of them: with ``include_labelled=True`` (default, the paper) the prediction set is ``y_pred ∪
+    y_pred_unlabelled`` (N = n + N_u).  ``ppi_py.ppi_mean_ci(Y, Yhat, Yhat_unlabeled, lam=1)`` averages the
+    predictions over ``Yhat_unlabeled`` only; ``include_labelled=False`` reproduces that convention.
+
+    ``Û_PPI = mean(pred over the N) + mean(U − Û over the n)`` (Eq. 8);
+    ``σ̂² = σ̂²_pred/N + σ̂²_error/n`` with sample variances of ``ddof`` (Eq. 10 divides by N − 1 and n − 1: ddof=1;
+    ppi_py uses ddof=0); interval ``Û_PPI ± Φ⁻¹(1 − α/2) σ̂`` (Eq. 11, 1.96 for α = 0.05).
+    Leading axes are independent repetitions.
+    """
+    alpha = _check_alpha(alpha)
+    yt = _check_values(y_true, "y_true")
+    yp = _check_values(y_pred, "y_pred")
+    yu = _check_values(y_pred_unlabelled, "y_pred_unlabelled")
+    if yt.shape != yp.shape or yt.ndim < 1:
+        raise InputError(f"ppi_mean_ci: y_true {yt.shape} and y_pred {yp.shape} must have the same shape (..., n)")
+    if yu.ndim != yt.ndim or yu.shape[:-1] != yt.shape[:-1]:
+        raise InputError(f"ppi_mean_ci: y_pred_unlabelled {yu.shape} must have the leading shape of y_true "
+                         f"{yt.shape[:-1]} and one last axis of unlabelled queries")
+    ddof = int(ddof)
+    n = yt.shape[-1]
+    pred = np.concatenate([yp, yu], axis=-1) if include_labelled else yu
+    N = pred.shape[-1]
+    if n <= ddof or N <= ddof:
+        raise InputError(f"ppi_mean_ci: need more than ddof={ddof} labelled (got n={n}) and prediction (got "
+                         f"N={N}) queries")
+    err = yt - yp
+    est = pred.mean(axis=-1) + err.mean(axis=-1)
+    se = np.sqrt(pred.var(axis=-1, ddof=ddof) / N + err.var(axis=-1, ddof=ddof) / n)
+    z = stats.norm.ppf(1 - alpha / 2)
+    return PPIInterval(est, est - z * se, est + z * se, se)
