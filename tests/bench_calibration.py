@@ -1,10 +1,11 @@
-"""Benchmark: vectorised CRC dual calibration (``irrepro.papers.ci.intervals.calibrate_crc``) against the per-batch loop
-reference (``calibrate_crc_loop``) on the same synthetic inputs; prints timings, the ratio and the λ values.
+"""Benchmark: vectorised CRC dual calibration (``irrepro.papers.ci.calibration.calibrate_crc``) against the per-batch
+loop reference (``tests/reference_crc.py``) on the same synthetic inputs; prints timings, the ratio and the λ values.
 
-    .venv/bin/python workflow/scripts/ci/bench_calibration.py [--n 20 --depth 10 --grades 4 --batches 10000]
+    .venv/bin/python tests/bench_calibration.py [--n 20 --depth 10 --grades 4 --batches 10000]
 
-Not part of the DAG (a plain command-line script).  Set OPENBLAS_NUM_THREADS=1 on a shared machine: the
-matrix products are small and BLAS threads fighting over busy cores cost more than they gain.
+Not part of the DAG nor of the test suite (a plain command-line script beside the reference it times).  Set
+OPENBLAS_NUM_THREADS=1 on a shared machine: the matrix products are small and BLAS threads fighting over busy cores
+cost more than they gain.
 """
 import argparse
 import time
@@ -12,6 +13,7 @@ import time
 import numpy as np
 
 from irrepro.papers.ci import intervals
+from reference_crc import calibrate_crc_loop
 
 
 def synthetic(n, depth, G, seed):
@@ -49,7 +51,7 @@ def main(argv=None):
         times.append(time.perf_counter() - t0)
     t_vec = min(times)
     t0 = time.perf_counter()
-    loop = intervals.calibrate_crc_loop(u_true, dists, batches, **kw)
+    loop = calibrate_crc_loop(u_true, dists, batches, **kw)
     t_loop = time.perf_counter() - t0
 
     print(f"inputs: n={a.n} queries, depth={a.depth}, G={a.grades}, M={a.batches} batches, alpha={a.alpha}, "

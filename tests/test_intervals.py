@@ -6,8 +6,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from irrepro.papers.ci import intervals as iv
 from irrepro.errors import InputError
+from irrepro.papers.ci import intervals as iv
+from irrepro.papers.ci.experiment import _splits
+from reference_crc import calibrate_crc_loop
 
 
 # ---------------------------------------------------------------------------------------------------- fixtures
@@ -221,7 +223,7 @@ def test_vectorised_calibration_equals_the_loop(seed, n, M, correction):
     B = iv.sample_batches(n, M, rng=np.random.default_rng(seed))
     tol = 1e-6
     vec = iv.calibrate_crc(U, d, B, 0.1, correction=correction, tol=tol)
-    ref = iv.calibrate_crc_loop(U, d, B, 0.1, correction=correction, tol=tol)
+    ref = calibrate_crc_loop(U, d, B, 0.1, correction=correction, tol=tol)
     assert not vec.failed and not ref.failed
     assert vec.lam_low == pytest.approx(ref.lam_low, abs=tol)
     assert vec.lam_high == pytest.approx(ref.lam_high, abs=tol)
@@ -239,7 +241,7 @@ def test_vectorised_calibration_equals_the_loop(seed, n, M, correction):
     # per-query batches (M = n) agree as well
     Uq, dq, _ = synth(40, depth=5, seed=seed + 5)
     S = iv.single_query_batches(40)
-    a, b = iv.calibrate_crc(Uq, dq, S, 0.2), iv.calibrate_crc_loop(Uq, dq, S, 0.2)
+    a, b = iv.calibrate_crc(Uq, dq, S, 0.2), calibrate_crc_loop(Uq, dq, S, 0.2)
     assert (a.lam_low, a.lam_high) == pytest.approx((b.lam_low, b.lam_high), abs=1e-6)
 
 
@@ -249,7 +251,7 @@ def test_crc_fails_explicitly_when_the_bound_cannot_be_met():
     ci, cal = iv.crc_per_query(U[:10], d[:10], d[10:], 0.05)
     assert cal.failed and np.isnan(cal.lam_low) and np.isnan(cal.lam_high) and cal.bound < 0
     assert np.isnan(ci.low).all() and np.isnan(ci.high).all()
-    assert iv.calibrate_crc_loop(U[:10], d[:10], iv.single_query_batches(10), 0.05).failed
+    assert calibrate_crc_loop(U[:10], d[:10], iv.single_query_batches(10), 0.05).failed
     # n = 2 queries: Eq. 24 as printed uses M = 10,000 batches, bound > 0, and λ = ±1 always meets it
     B = iv.sample_batches(2, 10_000, rng=np.random.default_rng(0))
     ok = iv.calibrate_crc(U[:2], d[:2], B, 0.05)
@@ -321,7 +323,7 @@ def test_ci_experiment_table_determinism_and_streams():
     assert not df.failed.any()
     # stratified split: each group is halved between validation and test
     groups = np.repeat([0, 1, 2], 20)
-    val, test = iv._splits(60, 5, groups, np.random.default_rng(0))
+    val, test = _splits(60, 5, groups, np.random.default_rng(0))
     for r in range(5):
         assert np.array_equal(np.bincount(groups[val[r]]), [10, 10, 10])
         assert sorted(np.concatenate([val[r], test[r]])) == list(range(60))
@@ -379,7 +381,7 @@ def test_calibration_with_perfect_one_hot_labels_does_not_fail_on_rounding():
     assert np.abs(u - iv.query_utility(dists, w)).max() < 1e-12
     batches = iv.sample_batches(30, 2000, rng=rng)
     cal = iv.calibrate_crc(u, dists, batches, 0.05, weights=w)
-    loop = iv.calibrate_crc_loop(u, dists, batches[:200], 0.05, weights=w)
+    loop = calibrate_crc_loop(u, dists, batches[:200], 0.05, weights=w)
     assert not cal.failed and not loop.failed
     ci = iv.crc_interval(dists, cal, weights=w)
     assert ci.high - ci.low == pytest.approx(0.0, abs=1e-9) and ci.low <= u.mean() + 1e-9
