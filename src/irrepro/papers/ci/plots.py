@@ -1,8 +1,9 @@
 """Figures of P3 (Oosterhuis et al., KDD 2024): CI width and coverage against the number of human-labelled queries
 (Fig. 2), width against adversarial bias β and oracle weight ζ (Fig. 3), per-query CRC intervals (Fig. 4).
 
-Input frames have one row per (method, setting, repetition) with columns ``method, low, high, width, covered``
-plus the setting column (``n``, ``beta`` or ``zeta``); see :mod:`irrepro.papers.ci.intervals`.
+Summary frames come from :func:`irrepro.papers.ci.summary.summarise` of runs with one row per (method, setting,
+repetition), columns ``method, low, high, width, covered`` plus the setting column (``n``, ``beta`` or ``zeta``);
+see :mod:`irrepro.papers.ci.intervals`.
 """
 from __future__ import annotations
 
@@ -18,36 +19,6 @@ from irrepro.core.figures import save  # noqa: E402,F401  (scripts call plots.<p
 METHODS = ["bootstrap", "ppi", "crc"]
 LABELS = {"bootstrap": "Bootstrap", "ppi": "PPI", "crc": "CRC"}
 COLORS = {"bootstrap": "tab:blue", "ppi": "tab:orange", "crc": "tab:green"}
-
-
-def summarise(runs: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per method and setting: mean width with its 95% prediction interval over runs (2.5/97.5 percentiles),
-    coverage with a 95% Wilson interval, and the share of runs where the method gave no interval (CRC with too
-    few queries)."""
-    rows = []
-    for (m, x), d in runs.groupby(["method", by], sort=True):
-        ok = d["width"].notna()
-        w = d.loc[ok, "width"].to_numpy()
-        cov = d["covered"].fillna(False).astype(bool).to_numpy()
-        k, n = int(cov.sum()), len(cov)
-        lo, hi = wilson(k, n)
-        rows.append({"method": m, by: x, "runs": n, "failed": int((~ok).sum()),
-                     "width": float(w.mean()) if len(w) else np.nan,
-                     "width_lo": float(np.percentile(w, 2.5)) if len(w) else np.nan,
-                     "width_hi": float(np.percentile(w, 97.5)) if len(w) else np.nan,
-                     "coverage": k / n if n else np.nan, "coverage_lo": lo, "coverage_hi": hi})
-    return pd.DataFrame(rows)
-
-
-def wilson(k: int, n: int, z: float = 1.959963984540054):
-    """95% Wilson score interval of a binomial proportion k/n."""
-    if n == 0:
-        return np.nan, np.nan
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return float(c - h), float(c + h)
 
 
 def _lines(ax, s: pd.DataFrame, by: str, col: str):

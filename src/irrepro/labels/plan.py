@@ -1,0 +1,73 @@
+"""The label stage's plan: the ``labels`` config section checked against the spine and resolved into what the rules
+of ``workflow/rules/labels.smk`` wire (:func:`resolve`, called by :func:`irrepro.plan.resolve`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from irrepro.errors import InputError
+from irrepro.labels.prompts import get_prompt
+
+
+@dataclass(frozen=True)
+class LabelsPlan:
+    """What the label rules need.
+
+    ``collections``: the labelled collections (sorted); ``labelers``: every configured labeler name (sorted);
+    ``cache``: the SQLite label cache; ``tables``: collection -> its labels tables (one per labeler, in config
+    order); ``files``: labeler -> the label file it reads (backend ``file``: the artifact's local path or the
+    configured path; else none); ``specs``: labeler -> its config as canonical JSON (a param: changing the model,
+    the smoothing, ... relabels); ``prompt_hashes``: collection -> the content hash of its prompt (a param:
+    editing a prompt relabels).
+    """
+    collections: list
+    labelers: list
+    cache: str
+    tables: dict
+    files: dict
+    specs: dict
+    prompt_hashes: dict
+
+
+def resolve(config: dict, spine) -> LabelsPlan:
+    """Check the ``labels`` section against the spine (retrieved collections, the population's systems) and resolve
+    it; every error is an :class:`~irrepro.errors.InputError` naming the dotted config key."""
+    lc = config["labels"]
+    for c, spec in lc["collections"].items():
+        if c not in spine.collections:
+            raise InputError(f"config key labels.collections: {c!r} is not a retrieved collection (collections: "
+                             f"{spine.collections})")
+        if spec["system"] not in spine.systems[c]:
+            raise InputError(f"config key labels.collections.{c}.system: {spec['system']!r} is not in the population "
+                             f"(e.g. {spine.systems[c][:3]})")
+        for name in spec["labelers"]:
+            if name not in lc["labelers"]:
+                raise InputError(f"config key labels.collections.{c}.labelers: {name!r} is not defined under "
+                                 f"labels.labelers")
+    for name, spec in lc["labelers"].items():
+        if spec["backend"] == "file" and not (spec.get("artifact") or spec.get("path")):
+            raise InputError(f"config key labels.labelers.{name}: backend file needs `artifact` or `path`")
+    hashes = {}
+    for c, spec in lc["collections"].items():
+        try:
+            hashes[c] = get_prompt(spec["prompt"]).hash
+        except InputError as e:
+            raise InputError(f"config key labels.collections.{c}.prompt: {e}") from None
+    collections = sorted(lc["collections"])
+    return LabelsPlan(
+        collections=collections,
+        labelers=sorted(lc["labelers"]),
+        cache=lc["cache"] or f"{spine.res}/labels/cache.sqlite",
+        tables={c: [f"{spine.V}/labels/{c}/{name}.tsv" for name in lc["collections"][c]["labelers"]]
+                for c in collections},
+        files={name: _label_files(spec, spine.res) for name, spec in lc["labelers"].items()},
+        specs={name: json.dumps(spec, sort_keys=True) for name, spec in lc["labelers"].items()},
+        prompt_hashes=hashes,
+    )
+
+
+def _label_files(spec: dict, res: str) -> list:
+    if spec["backend"] != "file":
+        return []
+    return [f"{res}/artifacts/{spec['artifact']}" if spec.get("artifact") else spec["path"]]
