@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ARTIFACTS
+from irrepro.core.trec import run_files
 from irrepro.retrieval.pisa import population
 
 #: the paper modules in the order they are resolved and included (a later one may read an earlier one's plan)
@@ -66,7 +67,7 @@ def check_config(config: dict) -> None:
                     raise InputError(f"config key {key}.{k}: a runs import needs '{k}'")
             if not os.path.isdir(spec["runs"]):
                 raise InputError(f"config key {key}.runs: directory {spec['runs']!r} not found")
-            if not any(not f.startswith(".") for f in os.listdir(spec["runs"])):
+            if not run_files(spec["runs"]):
                 raise InputError(f"config key {key}.runs: directory {spec['runs']!r} holds no run files")
             if not os.path.isfile(spec["qrels"]):
                 raise InputError(f"config key {key}.qrels: file {spec['qrels']!r} not found")

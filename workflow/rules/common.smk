@@ -7,6 +7,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from irrepro.core.trec import run_files
 from irrepro.plan import resolve as _resolve_plan
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
@@ -88,5 +89,5 @@ def import_inputs(name):
         files.append(artifact(spec["artifact"]) if spec.get("artifact") else spec["path"])
     elif spec["type"] == "runs":
         files.append(spec["qrels"])
-        files += sorted(str(p) for p in Path(spec["runs"]).iterdir() if p.is_file() and not p.name.startswith("."))
+        files += [str(p) for p in run_files(spec["runs"])]
     return files
