@@ -12,6 +12,10 @@ from irrepro.plan import resolve as _resolve_plan
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+# Jobs import irrepro from this repository's src/ whichever Python runs them (the venv of `make setup`, or a per-rule
+# conda environment of workflow/envs/ under `--sdm conda`, which holds irrepro's dependencies but not irrepro).
+_SRC = str(Path(workflow.basedir) / "src")
+os.environ.update(PYTHONPATH=os.pathsep.join([_SRC] + [p for p in os.getenv("PYTHONPATH", "").split(os.pathsep) if p and p != _SRC]))
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
@@ -39,8 +43,8 @@ SYSTEMS = PLAN.systems
 PAPERS_PRESENT = list(PLAN.papers)
 PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS_PRESENT]
 
-# Filled by each paper's rule file: the values files its verify table is built from, and a JSON-able context for
-# its `irrepro.papers.<paper>.verify.prepare` hook (rule `verify` in verify.smk).
+# Filled by each paper's rules file, the values files its verify table is built from, and a JSON-able context for
+# its `irrepro.papers.<paper>.verify.prepare` hook (the generic verify step of verify.smk).
 VERIFY_VALUES = {}
 VERIFY_CONTEXT = {}
 
@@ -49,9 +53,6 @@ def _alt(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
-wildcard_constraints:
-    collection="[A-Za-z0-9][A-Za-z0-9._-]*",
-    system="[A-Za-z0-9._+-]+",
 
 
 def spine_targets():
