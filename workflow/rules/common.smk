@@ -1,4 +1,5 @@
-# Shared definitions: config validation, paths, collection / system lists, helper functions.
+# Shared definitions: the config validated against its schemas and resolved once into PLAN (irrepro.plan), paths,
+# input functions. Paper rule files read their own part as PLAN.papers["<paper>"].
 import json
 import os
 import re
@@ -6,11 +7,15 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from irrepro.config import check_config, population_of
-from irrepro.retrieval.pisa import population as _population
+from irrepro.core.trec import run_files
+from irrepro.plan import resolve as _resolve_plan
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+# Jobs import irrepro from this repository's src/ whichever Python runs them (the venv of `make setup`, or a per-rule
+# conda environment of workflow/envs/ under `--sdm conda`, which holds irrepro's dependencies but not irrepro).
+_SRC = str(Path(workflow.basedir) / "src")
+os.environ.update(PYTHONPATH=os.pathsep.join([_SRC] + [p for p in os.getenv("PYTHONPATH", "").split(os.pathsep) if p and p != _SRC]))
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
@@ -21,31 +26,33 @@ for _schema in sorted(SCHEMAS.glob("*.schema.yaml")):
         _section = _schema.name.split(".")[0]
         config.setdefault(_section, {})
         validate(config[_section], str(_schema), set_default=True)
-check_config(config)
+PLAN = _resolve_plan(config)
 
-REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (config/reference/...)
-VERSION = config["version"]
-V = f"results/{VERSION}"
-RES = config["resources_dir"]
-MIRROR = config.get("mirror")
+REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (workflow/resources/...)
+REFERENCE = f"{REPO}/workflow/resources/reference"  # the papers' numbers: <paper>.yaml
+VERSION = PLAN.version
+V = PLAN.V
+RES = PLAN.res
+MIRROR = PLAN.mirror
 
-COLLECTIONS = sorted(config["collections"])          # retrieved on (have documents)
-IMPORTS = sorted(config["imports"])                  # per-topic data imported from files
-ALL_SCORED = COLLECTIONS + IMPORTS
-SYSTEMS = {c: [s.name for s in _population(config["population"])] for c in COLLECTIONS}
+COLLECTIONS = PLAN.collections  # retrieved on (have documents)
+IMPORTS = PLAN.imports  # per-topic data imported from files
+ALL_SCORED = PLAN.all_scored
+SYSTEMS = PLAN.systems
 
-PAPERS = [p for p in ["bv", "sampling", "labels", "ci", "vb"] if p in config["papers"]]
-PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS if (Path(workflow.basedir) / "workflow" / "rules" / f"{p}.smk").exists()]
-PAPERS_PRESENT = [p for p in PAPERS if f"workflow/rules/{p}.smk" in PAPER_RULEFILES]
+PAPERS_PRESENT = list(PLAN.papers)
+PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS_PRESENT]
+
+# Filled by each paper's rules file, the values files its verify table is built from, and a JSON-able context for
+# its `irrepro.papers.<paper>.verify.prepare` hook (the generic verify step of verify.smk).
+VERIFY_VALUES = {}
+VERIFY_CONTEXT = {}
 
 
 def _alt(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
-wildcard_constraints:
-    collection="[A-Za-z0-9][A-Za-z0-9._-]*",
-    system="[A-Za-z0-9._+-]+",
 
 
 def spine_targets():
@@ -83,5 +90,5 @@ def import_inputs(name):
         files.append(artifact(spec["artifact"]) if spec.get("artifact") else spec["path"])
     elif spec["type"] == "runs":
         files.append(spec["qrels"])
-        files += sorted(str(p) for p in Path(spec["runs"]).iterdir() if p.is_file() and not p.name.startswith("."))
+        files += [str(p) for p in run_files(spec["runs"])]
     return files
