@@ -2,18 +2,12 @@
 # Empirical bootstrap, PPI and CRC around DCG@10 of a ranking, from the label stage's distributions.
 #   snakemake --cores 2 ci_all
 #   snakemake --cores 1 results/v1/ci/fig2_dl19-pool_flant5-large.png
+# What it wires comes from PLAN.papers["ci"] (irrepro.papers.ci.plan); each rule gets only the config keys it uses.
 
-if "labels" not in PAPERS_PRESENT:
-    raise ValueError("config key papers: `ci` needs the `labels` stage (add labels to papers)")
-
-CIC = config["ci"]
-CI_COLLS = list(CIC["collections"])
-for _c in CI_COLLS:
-    if _c not in LC["collections"]:
-        raise ValueError(f"config key ci.collections: {_c!r} has no entry under labels.collections (which ranking "
-                         f"and which labelers)")
-CI_COMBOS = [(c, l) for c in CI_COLLS for l in LC["collections"][c]["labelers"]]
-CI_SETTINGS = json.dumps({k: CIC[k] for k in sorted(CIC) if k != "collections"}, sort_keys=True)
+CI = PLAN.papers["ci"]
+if CI.collections:
+    VERIFY_VALUES["ci"] = CI.values
+    VERIFY_CONTEXT["ci"] = CI.verify_context
 
 
 def ci_labels(wc):
@@ -25,23 +19,25 @@ rule ci_table1:
     by every labeler."""
     input:
         pairs=f"{V}/labels/{{collection}}/pairs.tsv",
-        labels=lambda wc: labels_of(wc.collection),
+        labels=lambda wc: LABELS.tables[wc.collection],
     output:
         csv=f"{V}/ci/table1_{{collection}}.csv",
         md=report(f"{V}/ci/table1_{{collection}}.md", caption="../report/ci/table1.rst", category="CI with LLM labels",
                   labels={"table": "Table 1", "data": "{collection}"}),
         values=f"{V}/ci/values/table1_{{collection}}.json",
     wildcard_constraints:
-        collection=_alt(CI_COLLS),
+        collection=_alt(CI.collections),
     params:
-        k=CIC["k"],
-        labelers=lambda wc: LC["collections"][wc.collection]["labelers"],
+        k=config["ci"]["k"],
+        labelers=lambda wc: config["labels"]["collections"][wc.collection]["labelers"],
     log:
         f"{V}/logs/ci/table1_{{collection}}.log",
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/table1.py"
 
@@ -58,15 +54,24 @@ rule ci_fig2:
                    category="CI with LLM labels", labels={"figure": "Fig 2", "data": "{collection} / {labeler}"}),
         values=f"{V}/ci/values/fig2_{{collection}}_{{labeler}}.json",
     wildcard_constraints:
-        collection=_alt(CI_COLLS),
+        collection=_alt(CI.collections),
     params:
-        settings=CI_SETTINGS,
+        k=config["ci"]["k"],
+        n_values=config["ci"]["n_values"],
+        repetitions=config["ci"]["repetitions"],
+        seed=config["ci"]["seed"],
+        alpha=config["ci"]["alpha"],
+        n_boot=config["ci"]["n_boot"],
+        batches=config["ci"]["batches"],
+        target=config["ci"]["target"],
     log:
         f"{V}/logs/ci/fig2_{{collection}}_{{labeler}}.log",
     threads: 1
     resources:
         mem_mb=6000,
         runtime=60,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/fig2.py"
 
@@ -82,15 +87,26 @@ rule ci_fig3:
                    category="CI with LLM labels", labels={"figure": "Fig 3", "data": "{collection} / {labeler}"}),
         values=f"{V}/ci/values/fig3_{{collection}}_{{labeler}}.json",
     wildcard_constraints:
-        collection=_alt(CI_COLLS),
+        collection=_alt(CI.collections),
     params:
-        settings=CI_SETTINGS,
+        k=config["ci"]["k"],
+        fig3_n=config["ci"]["fig3_n"],
+        betas=config["ci"]["betas"],
+        zetas=config["ci"]["zetas"],
+        repetitions=config["ci"]["repetitions"],
+        seed=config["ci"]["seed"],
+        alpha=config["ci"]["alpha"],
+        n_boot=config["ci"]["n_boot"],
+        batches=config["ci"]["batches"],
+        target=config["ci"]["target"],
     log:
         f"{V}/logs/ci/fig3_{{collection}}_{{labeler}}.log",
     threads: 1
     resources:
         mem_mb=6000,
         runtime=60,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/fig3.py"
 
@@ -106,45 +122,27 @@ rule ci_fig4:
                    category="CI with LLM labels", labels={"figure": "Fig 4", "data": "{collection} / {labeler}"}),
         values=f"{V}/ci/values/fig4_{{collection}}_{{labeler}}.json",
     wildcard_constraints:
-        collection=_alt(CI_COLLS),
+        collection=_alt(CI.collections),
     params:
-        settings=CI_SETTINGS,
+        k=config["ci"]["k"],
+        zetas=config["ci"]["fig4_zetas"],
+        n_cal=config["ci"]["fig4_n"],
+        seed=config["ci"]["seed"],
+        alpha=config["ci"]["alpha"],
     log:
         f"{V}/logs/ci/fig4_{{collection}}_{{labeler}}.log",
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/fig4.py"
 
 
-def ci_values():
-    v = [f"{V}/ci/values/table1_{c}.json" for c in CI_COLLS]
-    for fig in ("fig2", "fig3", "fig4"):
-        v += [f"{V}/ci/values/{fig}_{c}_{l}.json" for c, l in CI_COMBOS]
-    return v
-
-
-rule ci_verify:
-    """The paper's numbers (Table 1 on TREC-DL) and qualitative claims (Figs 2-4) beside ours."""
-    input:
-        values=ci_values(),
-        reference=f"{REPO}/config/reference/ci.yaml",
-    output:
-        csv=f"{V}/ci/verify.csv",
-        md=report(f"{V}/ci/verify.md", caption="../report/ci/verify.rst", category="Verify"),
-    params:
-        combos=json.dumps(CI_COMBOS),
-    log:
-        f"{V}/logs/ci/verify.log",
-    threads: 1
-    script:
-        "../scripts/ci/verify.py"
-
-
 rule ci_all:
     input:
-        [f"{V}/ci/table1_{c}.md" for c in CI_COLLS],
-        [f"{V}/ci/{fig}_{c}_{l}.png" for fig in ("fig2", "fig3", "fig4") for c, l in CI_COMBOS],
-        [f"{V}/ci/verify.csv"] if CI_COLLS else [],
+        [f"{V}/ci/table1_{c}.md" for c in CI.collections],
+        [f"{V}/ci/{fig}_{c}_{l}.png" for fig in ("fig2", "fig3", "fig4") for c, l in CI.combos],
+        [f"{V}/ci/verify.csv"] if CI.collections else [],
