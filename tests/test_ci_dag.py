@@ -1,16 +1,18 @@
 """Integration: the label stage and the CI paper's outputs in the DAG of config/test.yaml (the shared `dag` run).
 
 Checks the labels tables against the label files they come from, Table 1's BM25 row against an independent
-evaluation of the same ranking with ir_measures, and the verify table's rows and claims.
+evaluation of the same ranking with ir_measures, the verify table's rows and claims, and that each CI setting is a
+param of only the rules it affects.
 """
 import json
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, snakemake
 from irrepro.core.evaluation import evaluate_run
 from irrepro.core.trec import read_qrels
 
@@ -91,3 +93,31 @@ def test_ci_verify_rows_and_figures(dag):
     assert float(row.paper) == 8.25 and 5 < float(row.reproduced) < 15
     vals = json.loads((dag / V / "ci/values/table1_dl19-pool.json").read_text())
     assert vals["table1/dl19-pool/human_order_Random<BM25<Perfect"] is True
+
+
+def _jobs(dry_run_output):
+    """(rule, wildcards) of every job a dry run lists."""
+    jobs = []
+    for line in dry_run_output.splitlines():
+        m = re.match(r"(?:local)?rule (\S+):", line.strip())
+        if m:
+            jobs.append([m.group(1), ""])
+        elif line.strip().startswith("wildcards:") and jobs:
+            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
+    return jobs
+
+
+def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
+    """ci.fig4_zetas is a param of ci_fig4 only: Fig 2, Fig 3 and Table 1 are not scheduled again."""
+    cfg = _cfg()
+    cfg["ci"]["fig4_zetas"] = [0.0, 0.25]
+    p = tmp_path / "changed.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    for triggers in ([], ["--rerun-triggers", "params"]):
+        jobs = _jobs(snakemake(dag, "-n", "--cores", "1", *triggers, config=p).stdout)
+        rules = {r for r, _ in jobs}
+        fig4 = sorted(w for r, w in jobs if r == "ci_fig4")
+        combos = [(c, l) for c in cfg["ci"]["collections"] for l in cfg["labels"]["collections"][c]["labelers"]]
+        assert fig4 == sorted(f"collection={c}, labeler={l}" for c, l in combos), fig4
+        # what consumes Fig 4's outputs (the verify table, its summary, the targets) may follow; nothing else
+        assert rules <= {"ci_fig4", "verify", "verify_summary", "ci_all", "all"}, rules
