@@ -79,3 +79,18 @@ def test_plan_resolves_the_spine():
     assert plan.V == "results/t" and plan.collections == ["vaswani"] and plan.imports == ["m"]
     assert plan.all_scored == ["vaswani", "m"] and plan.systems["vaswani"] == ["bm25_k1-0.9_b-0.4"]
     assert plan.papers == {}
+
+
+def test_config_readme_holds_the_parameter_table_of_the_schemas():
+    """config/README.md's table is generated from the schemas (`irrepro config-doc`); a key added to a schema
+    without regenerating the table fails here."""
+    from pathlib import Path
+
+    from irrepro.configdoc import parameter_table
+
+    repo = Path(__file__).resolve().parents[1]
+    text = (repo / "config" / "README.md").read_text()
+    begin, end = "<!-- parameter-table:begin -->\n", "<!-- parameter-table:end -->"
+    assert begin in text and end in text
+    assert text.split(begin)[1].split(end)[0].strip() == parameter_table(repo / "workflow" / "schemas").strip(), \
+        "config/README.md is stale: regenerate with `irrepro config-doc`"
