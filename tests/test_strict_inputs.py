@@ -69,3 +69,17 @@ def test_judged_topics_drop_is_logged_and_an_all_unjudged_run_is_an_error(tmp_pa
     none = _w(tmp_path, "b.run", "9 Q0 d1 1 2.0 b\n")
     with pytest.raises(InputError, match="b.run.*no topic of the run is judged|no topic of the run is judged"):
         evaluate_runs([("b", none)], qrels, ["AP"], "c", topics="judged")
+
+
+def test_a_failed_jobs_log_holds_its_error(tmp_path):
+    """As in a workflow job (a fresh process whose fds 1 and 2 go to the log)."""
+    import subprocess
+    import sys
+
+    log, q = tmp_path / "job.log", _w(tmp_path, "q.txt", "1 0 d1 0.5\n")
+    code = ("from irrepro.core.logs import log_to\nfrom irrepro.core.trec import read_qrels\n"
+            f"with log_to({str(log)!r}):\n    read_qrels({str(q)!r})\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode != 0
+    text = log.read_text()
+    assert "job failed: InputError:" in text and "q.txt:1" in text and "not an integer grade" in text
