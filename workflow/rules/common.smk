@@ -5,10 +5,11 @@ import os
 import re
 from pathlib import Path
 
-from snakemake.utils import validate
 
 from irrepro.core.trec import run_files
+from irrepro.datasets.integrity import verify_artifact_cache
 from irrepro.plan import resolve as _resolve_plan
+from irrepro.schema import validate_config
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
@@ -19,14 +20,11 @@ os.environ.update(PYTHONPATH=os.pathsep.join([_SRC] + [p for p in os.getenv("PYT
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
-# Validate and fill defaults: the spine's schema, then each paper's own schema (workflow/schemas/<paper>.schema.yaml).
-validate(config, str(SCHEMAS / "config.schema.yaml"), set_default=True)
-for _schema in sorted(SCHEMAS.glob("*.schema.yaml")):
-    if _schema.name != "config.schema.yaml":
-        _section = _schema.name.split(".")[0]
-        config.setdefault(_section, {})
-        validate(config[_section], str(_schema), set_default=True)
+# Validate against the schemas (workflow/schemas/), filling defaults; an error names the dotted key in one line.
+validate_config(config, SCHEMAS)
 PLAN = _resolve_plan(config)
+# A cached artifact a person edited stops the run before any job reads it (memoised md5: one stat per file).
+verify_artifact_cache(f"{PLAN.res}/artifacts")
 
 REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (workflow/resources/...)
 REFERENCE = f"{REPO}/workflow/resources/reference"  # the papers' numbers: <paper>.yaml
