@@ -22,22 +22,26 @@ rule ci_table1:
         labels=lambda wc: LABELS.tables[wc.collection],
     output:
         csv=f"{V}/ci/table1_{{collection}}.csv",
-        md=report(f"{V}/ci/table1_{{collection}}.md", caption="../report/ci/table1.rst", category="CI with LLM labels",
-                  labels={"table": "Table 1", "data": "{collection}"}),
+        md=report(
+            f"{V}/ci/table1_{{collection}}.md",
+            caption="../report/ci/table1.rst",
+            category="CI with LLM labels",
+            labels={"table": "Table 1", "data": "{collection}"},
+        ),
         values=f"{V}/ci/values/table1_{{collection}}.json",
-    wildcard_constraints:
-        collection=_alt(CI.collections),
-    params:
-        k=config["ci"]["k"],
-        labelers=lambda wc: config["labels"]["collections"][wc.collection]["labelers"],
     log:
         f"{V}/logs/ci/table1_{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(CI.collections),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/irrepro.yaml"
+    params:
+        k=config["ci"]["k"],
+        labelers=lambda wc: config["labels"]["collections"][wc.collection]["labelers"],
     script:
         "../scripts/ci/table1.py"
 
@@ -50,11 +54,23 @@ rule ci_fig2:
         csv=f"{V}/ci/fig2_{{collection}}_{{labeler}}.csv",
         runs=f"{V}/ci/runs/fig2_{{collection}}_{{labeler}}.csv.gz",
         pdf=f"{V}/ci/fig2_{{collection}}_{{labeler}}.pdf",
-        png=report(f"{V}/ci/fig2_{{collection}}_{{labeler}}.png", caption="../report/ci/fig2.rst",
-                   category="CI with LLM labels", labels={"figure": "Fig 2", "data": "{collection} / {labeler}"}),
+        png=report(
+            f"{V}/ci/fig2_{{collection}}_{{labeler}}.png",
+            caption="../report/ci/fig2.rst",
+            category="CI with LLM labels",
+            labels={"figure": "Fig 2", "data": "{collection} / {labeler}"},
+        ),
         values=f"{V}/ci/values/fig2_{{collection}}_{{labeler}}.json",
+    log:
+        f"{V}/logs/ci/fig2_{{collection}}_{{labeler}}.log",
     wildcard_constraints:
         collection=_alt(CI.collections),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=60,
     params:
         k=config["ci"]["k"],
         n_values=config["ci"]["n_values"],
@@ -64,14 +80,6 @@ rule ci_fig2:
         n_boot=config["ci"]["n_boot"],
         batches=config["ci"]["batches"],
         target=config["ci"]["target"],
-    log:
-        f"{V}/logs/ci/fig2_{{collection}}_{{labeler}}.log",
-    threads: 1
-    resources:
-        mem_mb=6000,
-        runtime=60,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/fig2.py"
 
@@ -83,11 +91,23 @@ rule ci_fig3:
     output:
         csv=f"{V}/ci/fig3_{{collection}}_{{labeler}}.csv",
         pdf=f"{V}/ci/fig3_{{collection}}_{{labeler}}.pdf",
-        png=report(f"{V}/ci/fig3_{{collection}}_{{labeler}}.png", caption="../report/ci/fig3.rst",
-                   category="CI with LLM labels", labels={"figure": "Fig 3", "data": "{collection} / {labeler}"}),
+        png=report(
+            f"{V}/ci/fig3_{{collection}}_{{labeler}}.png",
+            caption="../report/ci/fig3.rst",
+            category="CI with LLM labels",
+            labels={"figure": "Fig 3", "data": "{collection} / {labeler}"},
+        ),
         values=f"{V}/ci/values/fig3_{{collection}}_{{labeler}}.json",
+    log:
+        f"{V}/logs/ci/fig3_{{collection}}_{{labeler}}.log",
     wildcard_constraints:
         collection=_alt(CI.collections),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=60,
     params:
         k=config["ci"]["k"],
         fig3_n=config["ci"]["fig3_n"],
@@ -99,14 +119,6 @@ rule ci_fig3:
         n_boot=config["ci"]["n_boot"],
         batches=config["ci"]["batches"],
         target=config["ci"]["target"],
-    log:
-        f"{V}/logs/ci/fig3_{{collection}}_{{labeler}}.log",
-    threads: 1
-    resources:
-        mem_mb=6000,
-        runtime=60,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/fig3.py"
 
@@ -118,25 +130,29 @@ rule ci_fig4:
     output:
         csv=f"{V}/ci/fig4_{{collection}}_{{labeler}}.csv",
         pdf=f"{V}/ci/fig4_{{collection}}_{{labeler}}.pdf",
-        png=report(f"{V}/ci/fig4_{{collection}}_{{labeler}}.png", caption="../report/ci/fig4.rst",
-                   category="CI with LLM labels", labels={"figure": "Fig 4", "data": "{collection} / {labeler}"}),
+        png=report(
+            f"{V}/ci/fig4_{{collection}}_{{labeler}}.png",
+            caption="../report/ci/fig4.rst",
+            category="CI with LLM labels",
+            labels={"figure": "Fig 4", "data": "{collection} / {labeler}"},
+        ),
         values=f"{V}/ci/values/fig4_{{collection}}_{{labeler}}.json",
+    log:
+        f"{V}/logs/ci/fig4_{{collection}}_{{labeler}}.log",
     wildcard_constraints:
         collection=_alt(CI.collections),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         k=config["ci"]["k"],
         zetas=config["ci"]["fig4_zetas"],
         n_cal=config["ci"]["fig4_n"],
         seed=config["ci"]["seed"],
         alpha=config["ci"]["alpha"],
-    log:
-        f"{V}/logs/ci/fig4_{{collection}}_{{labeler}}.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/ci/fig4.py"
 

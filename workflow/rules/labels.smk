@@ -14,19 +14,19 @@ rule labels_pairs:
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
     output:
         f"{V}/labels/{{collection}}/pairs.tsv",
-    wildcard_constraints:
-        collection=_alt(LABELS.collections),
-    params:
-        depth=lambda wc: config["labels"]["collections"][wc.collection]["depth"],
-        judged_only=lambda wc: config["labels"]["collections"][wc.collection]["judged_only"],
     log:
         f"{V}/logs/labels/pairs_{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(LABELS.collections),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/irrepro.yaml"
+    params:
+        depth=lambda wc: config["labels"]["collections"][wc.collection]["depth"],
+        judged_only=lambda wc: config["labels"]["collections"][wc.collection]["judged_only"],
     script:
         "../scripts/labels/pairs.py"
 
@@ -41,9 +41,17 @@ rule labels:
         files=lambda wc: LABELS.files[wc.labeler],
     output:
         f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+    log:
+        f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
     wildcard_constraints:
         collection=_alt(LABELS.collections),
         labeler=_alt(LABELS.labelers),
+    conda:
+        "../envs/labels.yaml"
+    threads: 2
+    resources:
+        mem_mb=6000,
+        runtime=600,
     params:
         spec=lambda wc: LABELS.specs[wc.labeler],
         prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
@@ -51,14 +59,6 @@ rule labels:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         home=f"{RES}/ir_datasets",
         cache=LABELS.cache,
-    log:
-        f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
-    threads: 2
-    resources:
-        mem_mb=6000,
-        runtime=600,
-    conda:
-        "../envs/labels.yaml"
     script:
         "../scripts/labels/label.py"
 

@@ -48,5 +48,5 @@ from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_gguf_path, smollm2_labe
 __all__ = [
     "Labeler", "HFLabeler", "OpenAILabeler", "FileLabeler", "HashLabeler", "MissingPackageError",
     "smollm2_labeler", "smollm2_gguf_path", "make_labeler", "label_pairs", "LabelCache", "softmax",
-    "label_columns", "expected_grade", "PROMPTS", "Prompt", "get_prompt",
+    "label_columns", "expected_grade", "PROMPTS", "Prompt", "get_prompt", "PAIR_COLUMNS", "SMOLLM2_GGUF",
 ]
