@@ -26,8 +26,8 @@ def _open(path):
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
     if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")  # -sig: a byte-order mark is not part of the first id
 
 
 def _float(tok, path, lineno, what):
@@ -177,10 +177,17 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
     rows = []
     with _open(path) as f:
         current_run = os.path.basename(os.fspath(path))
+        width = None  # (fields, line) of the first data line
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             parts = line.split()
+            if width is None and len(parts) in (3, 4):
+                width = (len(parts), lineno)
+            elif width is not None and len(parts) != width[0] and len(parts) in (3, 4):
+                raise InputError(f"{len(parts)} fields, but line {width[1]} has {width[0]}: a file is either "
+                                 f"'measure topic value' or 'run measure topic value' throughout", path=path,
+                                 line=lineno)
             if len(parts) == 3:
                 m, topic, val = parts
                 run = current_run
@@ -189,6 +196,9 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
             else:
                 raise InputError(f"expected 'measure topic value' or 'run measure topic value', got {len(parts)} "
                                  f"fields: {line.strip()[:80]!r}", path=path, line=lineno)
+            if not m[:1].isalpha():
+                raise InputError(f"{m!r} is not a measure name (expected 'measure topic value' or "
+                                 f"'run measure topic value')", path=path, line=lineno)
             if m == "runid":
                 if len(parts) == 3:
                     current_run = val
