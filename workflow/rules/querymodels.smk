@@ -14,8 +14,15 @@ rule bv_querymodels:
         collection=_alt(COLLECTIONS),
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
-        settings=json.dumps(config["querymodels"], sort_keys=True),
         home=f"{RES}/ir_datasets",
+        lambdas=config["querymodels"]["lambdas"],
+        rns=config["querymodels"]["rns"],
+        fb_docs=config["querymodels"]["fb_docs"],
+        n_terms=config["querymodels"]["n_terms"],
+        depth=config["querymodels"]["depth"],
+        mu=config["querymodels"]["mu"],
+        fb_weighting=config["querymodels"]["fb_weighting"],
+        measures=config["querymodels"]["measures"],
     log:
         f"{V}/logs/bv_querymodels/{{collection}}.log",
     threads: 1

@@ -301,39 +301,6 @@ def simulate_ap(profile: RelevanceProfile, k: int, rng: np.random.Generator,
     return out.reshape(S, T, k)
 
 
-def simulate_ap_naive(pos_rel, n_ret: int, R: int, k: int, rng: np.random.Generator,
-                      unretrieved: str = "poisson") -> np.ndarray:
-    """The literal procedure for one system–topic pair (draw ``N`` scores, sort, compute AP), ``k`` samples.
-
-    Slow; kept as the reference the vectorised :func:`simulate_ap` is tested against. Scores are the ranks
-    (``−rank`` as score), so sorting reproduces the run's order.
-    """
-    pos_rel = np.asarray(pos_rel, int)
-    r = len(pos_rel)
-    nonrel = np.setdiff1d(np.arange(n_ret), pos_rel)
-    out = np.zeros(k)
-    for j in range(k):
-        rs = min(rng.poisson(r), n_ret)
-        relc = rng.choice(pos_rel, rs, replace=True) if rs and r else np.array([], int)
-        nn = n_ret - rs if len(nonrel) else 0
-        nonc = rng.choice(nonrel, nn, replace=True) if nn else np.array([], int)
-        ranks = np.concatenate([relc, nonc]).astype(float)
-        labels = np.concatenate([np.ones(len(relc)), np.zeros(len(nonc))])
-        # stable sort by original rank; a relevant copy and a non-relevant one never share a rank
-        o = np.argsort(ranks, kind="stable")
-        lab = labels[o]
-        if unretrieved == "poisson":
-            Rs = rs + rng.poisson(R - r)
-        elif unretrieved == "fixed":
-            Rs = rs + R - r
-        else:
-            Rs = rs
-        if Rs > 0:
-            cum = np.cumsum(lab)
-            out[j] = (lab * cum / np.arange(1, len(lab) + 1)).sum() / Rs
-    return out
-
-
 PER_TOPIC_COLUMNS = ["system", "topic", "R", "r", "n_ret", "ap", "mean", "bias2", "var", "c", "useful"]
 
 
