@@ -2,7 +2,6 @@
 behaviour of the bias-variance library on bad input."""
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -194,7 +193,7 @@ def test_table12_bad_input():
 @pytest.mark.integration
 def test_table12_rule_runs_on_user_session_runs(tmp_path, mirror):
     """The rule, requested by naming its file, on the fixture configured as a user would (bv.table12.tracks)."""
-    from conftest import REPO, TEST_CONFIG, snakemake
+    from conftest import TEST_CONFIG, snakemake
     cfg = yaml.safe_load(TEST_CONFIG.read_text())
     cfg["bv"]["table12"] = {"tracks": {"session2011": {
         "qrels": str(SESSION / "qrels.txt"), "runs": str(SESSION / "runs"),
