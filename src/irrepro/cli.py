@@ -5,6 +5,7 @@
     irrepro scores --runs DIR --qrels F -o scores.tsv [--measures AP nDCG@10]
     irrepro scores --trec-eval F -o scores.tsv
     irrepro scores --matrix F --measure AP -o scores.tsv
+    irrepro config-doc                     # the parameter table of config/README.md, from the schemas
 """
 from __future__ import annotations
 
@@ -18,24 +19,17 @@ from irrepro.errors import InputError, MissingDataError
 def _scores(a) -> int:
     import pandas as pd
 
-    from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_run
+    from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_runs
     from irrepro.core.scores import write_scores
-    from irrepro.core.trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
+    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_name
 
     name = a.collection
     if a.runs:
         if not a.qrels:
             raise InputError("--runs needs --qrels")
-        qrels = read_qrels(a.qrels)
-        frames = []
-        for p in sorted(q for q in Path(a.runs).iterdir() if q.is_file() and not q.name.startswith(".")):
-            run = read_run(p, system=p.name.split(".")[0])
-            check_run_topics(run, qrels, p, a.qrels)
-            ev = evaluate_run(run, qrels, a.measures or DEFAULT_MEASURES)
-            ev["system"], ev["collection"] = run.system.iloc[0], name
-            frames.append(ev)
-            print(f"evaluated {p.name}", file=sys.stderr)
-        df = pd.concat(frames, ignore_index=True)
+        runs = [(run_name(p), p) for p in run_files(a.runs)]
+        df = evaluate_runs(runs, read_qrels(a.qrels), a.measures or DEFAULT_MEASURES, name, qrels_path=a.qrels,
+                           log=_StderrLog())
     elif a.trec_eval:
         df = read_trec_eval_q(a.trec_eval, name, a.measures)
     elif a.matrix:
@@ -48,6 +42,13 @@ def _scores(a) -> int:
     print(f"{a.output}: {df.system.nunique()} systems, {df.topic.nunique()} topics, measures "
           f"{sorted(df.measure.unique())}", file=sys.stderr)
     return 0
+
+
+class _StderrLog:
+    """Progress of ``irrepro score`` on stderr (the logger interface evaluate_runs uses)."""
+
+    def info(self, fmt, *args):
+        print(fmt % args, file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -67,6 +68,8 @@ def main(argv=None) -> int:
     s.add_argument("--measures", nargs="+", help="measures (ir_measures names)")
     s.add_argument("--collection", default="mine", help="collection name in the table")
     s.add_argument("-o", "--output", required=True)
+    d = sub.add_parser("config-doc", help="print the parameter table of config/README.md from the schemas")
+    d.add_argument("--schemas", default=str(Path(__file__).resolve().parents[2] / "workflow" / "schemas"))
     a = ap.parse_args(argv)
     try:
         if a.cmd == "artifacts":
@@ -77,6 +80,10 @@ def main(argv=None) -> int:
         if a.cmd == "fetch":
             from irrepro.datasets.mirror import artifact_path
             print(artifact_path(a.name, cache_dir=a.cache, mirror=a.mirror))
+            return 0
+        if a.cmd == "config-doc":
+            from irrepro.configdoc import parameter_table
+            print(parameter_table(a.schemas))
             return 0
         return _scores(a)
     except (InputError, MissingDataError) as e:
