@@ -3,7 +3,6 @@ rows (workflow/resources/reference/bv.yaml)."""
 import copy
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -12,11 +11,14 @@ from snakemake.utils import validate
 from irrepro.core.verify import build_verify_table, load_reference
 from irrepro.errors import InputError
 from irrepro.papers.bv import plan, verify
+from irrepro.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 SESSION = Path(__file__).parent / "data" / "session"
-SPINE = SimpleNamespace(collections=["vaswani"], imports=["trec-web2012", "trec8-adhoc"],
-                        all_scored=["vaswani", "trec-web2012", "trec8-adhoc"])
+SPINE = Plan(version="t", V="results/t", res="resources", mirror=None, collections=["vaswani"],
+             imports=["trec-web2012", "trec8-adhoc"], all_scored=["vaswani", "trec-web2012", "trec8-adhoc"],
+             systems={"vaswani": ["bm25"]},
+             measures={"vaswani": ["AP", "nDCG@10"], "trec-web2012": ["ERR@20"], "trec8-adhoc": ["AP"]})
 
 
 def _config(**bv):
@@ -64,9 +66,12 @@ def test_resolve_session_tracks_and_run_imports(tmp_path):
 
 
 @pytest.mark.parametrize("bv, key", [
-    ({"table9": {"collections": {"nowhere": "AP"}}}, "config key bv: collection 'nowhere'"),
-    ({"fig1": {"collections": {"nowhere": "AP"}}}, "config key bv: collection 'nowhere'"),
-    ({"table8": {"collection": "nowhere"}}, "config key bv: collection 'nowhere'"),
+    ({"table9": {"collections": {"nowhere": "AP"}}}, "config key bv.table9.collections: collection 'nowhere'"),
+    ({"table9": {"collections": {"trec-web2012": "AP"}}},
+     "config key bv.table9.collections: 'trec-web2012' has no 'AP' scores"),
+    ({"fig1": {"collections": {"nowhere": "AP"}}}, "config key bv.fig1.collections: collection 'nowhere'"),
+    ({"table8": {"collection": "nowhere"}}, "config key bv.table8.collection: collection 'nowhere'"),
+    ({"table8": {"collection": "trec8-adhoc"}}, "config key bv.table8.collection: 'trec8-adhoc' has no 'ERR@20'"),
     ({"simulation": {"collections": ["trec8-adhoc"]}}, "config key bv.simulation.collections: 'trec8-adhoc'"),
     ({"table12": {"tracks": {"s": {"qrels": "/no/qrels", "runs": str(SESSION / "runs"), "conditions": ["RL1"]}}}},
      "config key bv.table12.tracks.s.qrels: '/no/qrels' does not exist"),

@@ -28,15 +28,15 @@ rule bv_table9:
         csv=f"{V}/bv/table9.csv",
         md=report(f"{V}/bv/table9.md", caption="../report/bv/table9.rst", category="Bias-variance"),
         values=f"{V}/bv/values/table9.json",
-    params:
-        collections=json.dumps(BV_PLAN.table9, sort_keys=True),
-        settings=json.dumps({k: v for k, v in config["bv"]["table9"].items() if k != "collections"}, sort_keys=True),
-        seed=config["bv"]["seed"],
     log:
         f"{V}/logs/bv/table9.log",
     threads: 1
     resources:
         mem_mb=4000,
+    params:
+        collections=json.dumps(BV_PLAN.table9, sort_keys=True),
+        settings=json.dumps({k: v for k, v in config["bv"]["table9"].items() if k != "collections"}, sort_keys=True),
+        seed=config["bv"]["seed"],
     script:
         "../scripts/bv/table9.py"
 
@@ -49,13 +49,13 @@ rule bv_table8:
         csv=f"{V}/bv/table8.csv",
         md=report(f"{V}/bv/table8.md", caption="../report/bv/table8.rst", category="Bias-variance"),
         values=f"{V}/bv/values/table8.json",
+    log:
+        f"{V}/logs/bv/table8.log",
+    threads: 1
     params:
         measure=config["bv"]["table8"]["measure"],
         top=config["bv"]["table8"]["top"],
         ddof=config["bv"]["table8"]["ddof"],
-    log:
-        f"{V}/logs/bv/table8.log",
-    threads: 1
     script:
         "../scripts/bv/table8.py"
 
@@ -66,13 +66,17 @@ rule bv_fig1:
         f"{V}/scores/{{collection}}.tsv",
     output:
         pdf=f"{V}/bv/fig1_{{collection}}.pdf",
-        png=report(f"{V}/bv/fig1_{{collection}}.png", caption="../report/bv/fig1.rst", category="Bias-variance",
-                   labels={"figure": "Fig 1", "collection": "{collection}"}),
-    params:
-        measure=lambda wc: BV_PLAN.fig1[wc.collection],
+        png=report(
+            f"{V}/bv/fig1_{{collection}}.png",
+            caption="../report/bv/fig1.rst",
+            category="Bias-variance",
+            labels={"figure": "Fig 1", "collection": "{collection}"},
+        ),
     log:
         f"{V}/logs/bv/fig1_{{collection}}.log",
     threads: 1
+    params:
+        measure=lambda wc: BV_PLAN.fig1[wc.collection],
     script:
         "../scripts/bv/fig1.py"
 
@@ -85,8 +89,12 @@ rule bv_sigir13:
     output:
         csv=f"{V}/bv/sigir13_{{collection}}.csv",
         pdf=f"{V}/bv/sigir13_figs_{{collection}}.pdf",
-        png=report(f"{V}/bv/sigir13_figs_{{collection}}.png", caption="../report/bv/sigir13.rst",
-                   category="Bias-variance", labels={"figure": "SIGIR 2013 Figs 1-2", "collection": "{collection}"}),
+        png=report(
+            f"{V}/bv/sigir13_figs_{{collection}}.png",
+            caption="../report/bv/sigir13.rst",
+            category="Bias-variance",
+            labels={"figure": "SIGIR 2013 Figs 1-2", "collection": "{collection}"},
+        ),
         values=f"{V}/bv/values/sigir13_{{collection}}.json",
     log:
         f"{V}/logs/bv/sigir13_{{collection}}.log",
@@ -126,8 +134,13 @@ rule bv_simulate:
         unpack(bv_sim_inputs),
     output:
         f"{V}/bv/simulated/{{collection}}.tsv",
+    log:
+        f"{V}/logs/bv/simulate_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(BV_PLAN.simulation),
+    threads: 1
+    resources:
+        mem_mb=4000,
     params:
         k=config["bv"]["simulation"]["k"],
         unretrieved=config["bv"]["simulation"]["unretrieved"],
@@ -135,11 +148,6 @@ rule bv_simulate:
         depth=config["bv"]["simulation"]["depth"],
         shared=config["bv"]["simulation"]["shared"],
         seed=config["bv"]["seed"],
-    log:
-        f"{V}/logs/bv/simulate_{{collection}}.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
     script:
         "../scripts/bv/simulate.py"
 
@@ -152,11 +160,11 @@ rule bv_table10:
         csv=f"{V}/bv/table10.csv",
         md=report(f"{V}/bv/table10.md", caption="../report/bv/table10.rst", category="Bias-variance"),
         values=f"{V}/bv/values/table10.json",
-    params:
-        collections=list(BV_PLAN.simulation),
     log:
         f"{V}/logs/bv/table10.log",
     threads: 1
+    params:
+        collections=list(BV_PLAN.simulation),
     script:
         "../scripts/bv/table10.py"
 
@@ -170,11 +178,11 @@ rule bv_table11:
         summary=f"{V}/bv/table11_summary.csv",
         md=report(f"{V}/bv/table11.md", caption="../report/bv/table11.rst", category="Bias-variance"),
         values=f"{V}/bv/values/table11.json",
-    params:
-        collections=list(BV_PLAN.simulation),
     log:
         f"{V}/logs/bv/table11.log",
     threads: 1
+    params:
+        collections=list(BV_PLAN.simulation),
     script:
         "../scripts/bv/table11.py"
 
@@ -187,18 +195,22 @@ rule bv_table12:
         csv=f"{V}/bv/table12.csv",
         systems=f"{V}/bv/table12_systems.csv",
         md=report(f"{V}/bv/table12.md", caption="../report/bv/table12.rst", category="Bias-variance"),
-        png=report(f"{V}/bv/fig_session.png", caption="../report/bv/fig_session.rst", category="Bias-variance",
-                   labels={"figure": "Figs 2-3", "collection": "Session track"}),
+        png=report(
+            f"{V}/bv/fig_session.png",
+            caption="../report/bv/fig_session.rst",
+            category="Bias-variance",
+            labels={"figure": "Figs 2-3", "collection": "Session track"},
+        ),
         pdf=f"{V}/bv/fig_session.pdf",
         values=f"{V}/bv/values/table12.json",
+    log:
+        f"{V}/logs/bv/table12.log",
+    threads: 1
     params:
         tracks=json.dumps(config["bv"]["table12"]["tracks"], sort_keys=True),
         measure=config["bv"]["table12"]["measure"],
         target=config["bv"]["table12"]["target"],
         pattern=config["bv"]["table12"]["pattern"],
-    log:
-        f"{V}/logs/bv/table12.log",
-    threads: 1
     script:
         "../scripts/bv/table12.py"
 

@@ -10,8 +10,14 @@ rule bv_querymodels:
         docs=lambda wc: docs_inputs(wc.collection),
     output:
         f"{V}/bv/querymodels/{{collection}}.tsv",
+    log:
+        f"{V}/logs/bv_querymodels/{{collection}}.log",
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         home=f"{RES}/ir_datasets",
@@ -23,12 +29,6 @@ rule bv_querymodels:
         mu=config["querymodels"]["mu"],
         fb_weighting=config["querymodels"]["fb_weighting"],
         measures=config["querymodels"]["measures"],
-    log:
-        f"{V}/logs/bv_querymodels/{{collection}}.log",
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=60,
     script:
         "../scripts/querymodels.py"
 

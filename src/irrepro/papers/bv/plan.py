@@ -1,20 +1,21 @@
 """The bias–variance papers' part of the workflow plan (``PLAN.papers["bv"]`` in ``workflow/rules/bv.smk``).
 
 :func:`resolve` checks what the schema (``workflow/schemas/bv.schema.yaml``) cannot: every collection named in
-``bv`` has a score table, every simulated collection has run files with scores, every Session-track file exists;
-and derives what the rules wire. Errors name the dotted config key (:class:`irrepro.errors.InputError`).
+``bv`` has a score table with the measure it is used with (``irrepro.plan.Plan.require_measure``), every simulated
+collection has run files with scores, every Session-track file exists; and derives what the rules wire. Errors
+name the dotted config key (:class:`irrepro.errors.InputError`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from irrepro.core.trec import run_files
 from irrepro.errors import InputError
 
 
 def _files(directory) -> list[str]:
-    """The run files of a directory: plain files, hidden ones skipped, sorted (as the rules list them)."""
-    return sorted(str(p) for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
+    return [str(p) for p in run_files(directory)]
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,12 @@ def resolve(config: dict, spine) -> BVPlan:
     table8 = bv["table8"]["collection"]
     sim = list(bv["simulation"]["collections"])
     tracks = bv["table12"]["tracks"]
-    for c in list(table9) + list(fig1) + ([table8] if table8 else []):
-        if c not in spine.all_scored:
-            raise InputError(f"config key bv: collection {c!r} is neither in `collections` nor in `imports`")
+    for c, m in table9.items():
+        spine.require_measure("bv.table9.collections", c, m)
+    for c, m in fig1.items():
+        spine.require_measure("bv.fig1.collections", c, m)
+    if table8:
+        spine.require_measure("bv.table8.collection", table8, bv["table8"]["measure"])
     sim_imports = {}
     for c in sim:
         if c in spine.collections:

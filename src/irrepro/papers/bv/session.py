@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
-from irrepro.core.trec import read_qrels, read_run
+from irrepro.core.trec import read_qrels, read_run, run_files
 from irrepro.core.verify import to_markdown
 from irrepro.errors import InputError
 from irrepro.papers.bv.biasvariance import bias_variance, complete_matrix, maxmin_normalise, tradeoff, try_value
@@ -154,11 +153,6 @@ def read_topic_map(path) -> dict[str, str]:
                 raise InputError("expected 'session topic' on each line", path=path, line=lineno)
             m[parts[0]] = parts[1]
     return m
-
-
-def run_files(directory) -> list[Path]:
-    """The run files of a directory: plain files, hidden ones skipped, sorted."""
-    return sorted(p for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
 
 
 def _cell(v):
