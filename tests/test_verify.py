@@ -51,7 +51,7 @@ def test_scores_roundtrip_and_matrix(tmp_path):
 
 
 def test_check_config_errors_name_the_key(tmp_path):
-    from irrepro.config import check_config
+    from irrepro.plan import check_config
     from irrepro.errors import InputError
 
     base = {"collections": {}, "population": {}, "imports": {}}

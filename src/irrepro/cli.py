@@ -18,24 +18,17 @@ from irrepro.errors import InputError, MissingDataError
 def _scores(a) -> int:
     import pandas as pd
 
-    from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_run
+    from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_runs
     from irrepro.core.scores import write_scores
-    from irrepro.core.trec import check_run_topics, read_matrix_csv, read_qrels, read_run, read_trec_eval_q
+    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_name
 
     name = a.collection
     if a.runs:
         if not a.qrels:
             raise InputError("--runs needs --qrels")
-        qrels = read_qrels(a.qrels)
-        frames = []
-        for p in sorted(q for q in Path(a.runs).iterdir() if q.is_file() and not q.name.startswith(".")):
-            run = read_run(p, system=p.name.split(".")[0])
-            check_run_topics(run, qrels, p, a.qrels)
-            ev = evaluate_run(run, qrels, a.measures or DEFAULT_MEASURES)
-            ev["system"], ev["collection"] = run.system.iloc[0], name
-            frames.append(ev)
-            print(f"evaluated {p.name}", file=sys.stderr)
-        df = pd.concat(frames, ignore_index=True)
+        runs = [(run_name(p), p) for p in run_files(a.runs)]
+        df = evaluate_runs(runs, read_qrels(a.qrels), a.measures or DEFAULT_MEASURES, name, qrels_path=a.qrels,
+                           log=_StderrLog())
     elif a.trec_eval:
         df = read_trec_eval_q(a.trec_eval, name, a.measures)
     elif a.matrix:
@@ -86,3 +79,10 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+class _StderrLog:
+    """Progress of ``irrepro score`` on stderr (the logger interface evaluate_runs uses)."""
+
+    def info(self, fmt, *args):
+        print(fmt % args, file=sys.stderr)

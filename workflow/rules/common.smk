@@ -1,4 +1,5 @@
-# Shared definitions: config validation, paths, collection / system lists, helper functions.
+# Shared definitions: the config validated against its schemas and resolved once into PLAN (irrepro.plan), paths,
+# input functions. Paper rule files read their own part as PLAN.papers["<paper>"].
 import json
 import os
 import re
@@ -6,8 +7,8 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from irrepro.config import check_config, population_of
-from irrepro.retrieval.pisa import population as _population
+from irrepro.core.trec import run_files
+from irrepro.plan import resolve as _resolve_plan
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
@@ -21,22 +22,27 @@ for _schema in sorted(SCHEMAS.glob("*.schema.yaml")):
         _section = _schema.name.split(".")[0]
         config.setdefault(_section, {})
         validate(config[_section], str(_schema), set_default=True)
-check_config(config)
+PLAN = _resolve_plan(config)
 
-REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (config/reference/...)
-VERSION = config["version"]
-V = f"results/{VERSION}"
-RES = config["resources_dir"]
-MIRROR = config.get("mirror")
+REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (workflow/resources/...)
+REFERENCE = f"{REPO}/workflow/resources/reference"  # the papers' numbers: <paper>.yaml
+VERSION = PLAN.version
+V = PLAN.V
+RES = PLAN.res
+MIRROR = PLAN.mirror
 
-COLLECTIONS = sorted(config["collections"])          # retrieved on (have documents)
-IMPORTS = sorted(config["imports"])                  # per-topic data imported from files
-ALL_SCORED = COLLECTIONS + IMPORTS
-SYSTEMS = {c: [s.name for s in _population(config["population"])] for c in COLLECTIONS}
+COLLECTIONS = PLAN.collections  # retrieved on (have documents)
+IMPORTS = PLAN.imports  # per-topic data imported from files
+ALL_SCORED = PLAN.all_scored
+SYSTEMS = PLAN.systems
 
-PAPERS = [p for p in ["bv", "sampling", "labels", "ci", "vb"] if p in config["papers"]]
-PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS if (Path(workflow.basedir) / "workflow" / "rules" / f"{p}.smk").exists()]
-PAPERS_PRESENT = [p for p in PAPERS if f"workflow/rules/{p}.smk" in PAPER_RULEFILES]
+PAPERS_PRESENT = list(PLAN.papers)
+PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS_PRESENT]
+
+# Filled by each paper's rule file: the values files its verify table is built from, and a JSON-able context for
+# its `irrepro.papers.<paper>.verify.prepare` hook (rule `verify` in verify.smk).
+VERIFY_VALUES = {}
+VERIFY_CONTEXT = {}
 
 
 def _alt(names):
@@ -83,5 +89,5 @@ def import_inputs(name):
         files.append(artifact(spec["artifact"]) if spec.get("artifact") else spec["path"])
     elif spec["type"] == "runs":
         files.append(spec["qrels"])
-        files += sorted(str(p) for p in Path(spec["runs"]).iterdir() if p.is_file() and not p.name.startswith("."))
+        files += [str(p) for p in run_files(spec["runs"])]
     return files

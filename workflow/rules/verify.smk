@@ -1,10 +1,39 @@
-# One summary of every paper's verify table: how many of the paper's numbers we reproduce within tolerance.
+# Verify: per paper, the paper's numbers (workflow/resources/reference/<paper>.yaml) beside ours (the values files
+# its rules wrote, registered in VERIFY_VALUES by the paper's rule file), and one summary of every paper.
+
+
+def verify_papers():
+    """Papers with a verify table: those whose rule file registered values files."""
+    return [p for p in PAPERS_PRESENT if VERIFY_VALUES.get(p)]
 
 
 def verify_tables():
-    """Every paper module with a verify table (the labels stage has none)."""
-    skip = {"labels"} | ({"ci"} if "ci" in PAPERS_PRESENT and not CI_COLLS else set())
-    return [f"{V}/{p}/verify.csv" for p in PAPERS_PRESENT if p not in skip]
+    legacy = [p for p in PAPERS_PRESENT if f"{p}_verify" in rules._rules and p not in VERIFY_VALUES]
+    if "ci" in legacy and not globals().get("CI_COLLS"):
+        legacy.remove("ci")
+    return [f"{V}/{p}/verify.csv" for p in sorted(set(verify_papers() + legacy), key=PAPERS_PRESENT.index)]
+
+
+rule verify:
+    """<paper>/verify.csv: one row per reference row (item, data, paper's value, ours, difference, tolerance, ok,
+    note), then any computed item without a paper value."""
+    input:
+        values=lambda wc: VERIFY_VALUES[wc.paper],
+        reference=f"{REFERENCE}/{{paper}}.yaml",
+    output:
+        csv=f"{V}/{{paper}}/verify.csv",
+        md=report(f"{V}/{{paper}}/verify.md", caption="../report/verify_paper.rst", category="Verify",
+                  labels={"paper": "{paper}"}),
+    wildcard_constraints:
+        paper=_alt(verify_papers()),
+    params:
+        paper=lambda wc: wc.paper,
+        context=lambda wc: json.dumps(VERIFY_CONTEXT.get(wc.paper, {}), sort_keys=True),
+    log:
+        f"{V}/logs/{{paper}}/verify.log",
+    threads: 1
+    script:
+        "../scripts/verify.py"
 
 
 rule verify_summary:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -76,3 +78,50 @@ def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASUR
     if df["value"].isna().any():
         raise RuntimeError("evaluation produced NaN")
     return df
+
+
+def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels_path=None, topics: str = "strict",
+                  log=None) -> pd.DataFrame:
+    """Per-topic scores of several run files as the canonical long table (``irrepro.core.scores``).
+
+    ``runs``: ``(system, path)`` pairs. ``topics="strict"``: a run topic the qrels do not judge is an error naming
+    both files; ``"judged"``: such topics are dropped. ``log``: a logger told of each run as it is evaluated.
+    """
+    from irrepro.core.trec import check_run_topics, read_run
+
+    runs = list(runs)
+    judged = set(qrels["query_id"])
+    frames = []
+    for i, (system, path) in enumerate(runs, 1):
+        run = read_run(path, system=system)
+        if topics == "strict":
+            check_run_topics(run, qrels, path, qrels_path)
+        else:
+            run = run[run["query_id"].isin(judged)]
+        ev = evaluate_run(run, qrels, measures)
+        ev["system"], ev["collection"] = system, collection
+        frames.append(ev)
+        if log is not None:
+            log.info("[%d/%d] evaluated %s", i, len(runs), Path(path).name)
+    return pd.concat(frames, ignore_index=True)
+
+
+def import_scores(name: str, spec: dict, res, measures, log=None) -> pd.DataFrame:
+    """The score table of an import (config ``imports.<name>``): ``matrix`` (topics x systems CSVs, one per
+    measure), ``trec_eval`` (``trec_eval -q`` output) or ``runs`` (a directory of run files + qrels). Declared
+    artifacts are read from ``<res>/artifacts/``; ``measures`` is the default for a runs import without its own."""
+    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_name
+
+    def source(entry):
+        return f"{res}/artifacts/{entry['artifact']}" if entry.get("artifact") else entry["path"]
+
+    if spec["type"] == "matrix":
+        frames = [read_matrix_csv(source(m), collection=name, measure=m["measure"]) for m in spec["matrices"]]
+        return pd.concat(frames, ignore_index=True)
+    if spec["type"] == "trec_eval":
+        return read_trec_eval_q(source(spec), collection=name, measures=spec.get("measures"))
+    if spec["type"] == "runs":
+        runs = [(run_name(p), p) for p in run_files(spec["runs"])]
+        return evaluate_runs(runs, read_qrels(spec["qrels"]), spec.get("measures") or measures, name,
+                             qrels_path=spec["qrels"], topics=spec.get("topics", "strict"), log=log)
+    raise ValueError(f"config key imports.{name}.type: unknown type {spec['type']!r}")

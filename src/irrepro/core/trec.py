@@ -10,6 +10,7 @@ import gzip
 import io
 import math
 import os
+from pathlib import Path
 
 import pandas as pd
 
@@ -229,3 +230,13 @@ def read_matrix_csv(path, collection: str, measure: str, topics=None) -> pd.Data
     df = pd.DataFrame(rows, columns=["system", "topic", "value"])
     df["collection"], df["measure"] = collection, measure
     return normalise_scores(df)
+
+
+def run_files(directory) -> list[Path]:
+    """The run files of a directory: every regular file not hidden (name starting with '.'), sorted by name."""
+    return sorted(p for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def run_name(path) -> str:
+    """A run's system name from its file name: the part before the first '.' (``input.ql.gz`` -> ``input``)."""
+    return Path(path).name.split(".")[0]

@@ -24,15 +24,43 @@ VERIFY_COLUMNS = ["item", "data", "paper", "reproduced", "difference", "toleranc
 
 
 def load_reference(path) -> list[dict]:
-    """Load a reference YAML (a list of rows, or a mapping with key ``rows``)."""
+    """Load a reference YAML: a list of rows, a mapping with key ``rows``, or a mapping with key ``groups``.
+
+    A group shares defaults among its rows: every key of the group except ``rows`` (``data``, ``tolerance``,
+    ``note``, ``kind`` ...) is copied into each of its rows that does not set it::
+
+        groups:
+          - data: trec5-adhoc
+            tolerance: 0.00005
+            note: "..."
+            rows:
+              - {item: table9/adhoc1996/AP, paper: 0.0613}
+
+    Rows keep the file's order (groups in order, then top-level ``rows``). Every row needs ``item`` and ``paper``.
+    """
     with open(path) as f:
         ref = yaml.safe_load(f) or []
-    if isinstance(ref, dict):
-        ref = ref.get("rows", [])
-    for i, row in enumerate(ref):
-        if "item" not in row or "paper" not in row:
-            raise ValueError(f"{path}: row {i} needs 'item' and 'paper' keys")
-    return ref
+    rows = expand_groups(ref)
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping) or "item" not in row or "paper" not in row:
+            raise ValueError(f"{path}: reference row {i} needs 'item' and 'paper' keys, got {row!r}")
+    return rows
+
+
+def expand_groups(ref) -> list[dict]:
+    """The flat rows of a parsed reference document (see :func:`load_reference`)."""
+    if isinstance(ref, list):
+        return [dict(r) for r in ref]
+    rows = []
+    for g in ref.get("groups", []) or []:
+        shared = {k: v for k, v in g.items() if k != "rows"}
+        for r in g.get("rows", []) or []:
+            row = dict(r)
+            for k, v in shared.items():
+                row.setdefault(k, v)
+            rows.append(row)
+    rows += [dict(r) for r in ref.get("rows", []) or []]
+    return rows
 
 
 def _is_number(x):
@@ -142,3 +170,21 @@ def expand_reference(reference: list[Mapping[str, Any]], combos) -> list[dict]:
             if r not in out:
                 out.append(r)
     return out
+
+
+def verify_paper(paper: str, reference: list[Mapping[str, Any]], values: Mapping[str, Any],
+                 context: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """The verify table of one paper: its ``prepare`` hook (``irrepro.papers.<paper>.verify.prepare(reference,
+    values, context) -> (reference, values)``, if the paper has one: matching anonymised systems, expanding
+    templated rows ...), then :func:`build_verify_table`."""
+    import importlib
+
+    try:
+        hook = importlib.import_module(f"irrepro.papers.{paper}.verify")
+    except ModuleNotFoundError as e:
+        if not f"irrepro.papers.{paper}.verify".startswith(str(e.name)):
+            raise
+        hook = None
+    if hook is not None:
+        reference, values = hook.prepare(list(reference), dict(values), dict(context or {}))
+    return build_verify_table(reference, values)

@@ -1,14 +1,27 @@
-"""Checks of a workflow config beyond its JSON schema: ids that must exist, files that must be there.
+"""The workflow's plan: a validated config resolved once into what the rules need.
 
-Every error names the config key and what was expected (:class:`irrepro.errors.InputError`).
+``workflow/rules/common.smk`` validates the config against its JSON schemas (defaults filled), then calls
+:func:`resolve`, which checks everything a schema cannot (ids that must exist, files that must be there, keys that
+must agree across sections) and derives the lists the rules wire: collections, imports, systems, and, for every
+included paper, that paper's own plan (``irrepro.papers.<paper>.plan.resolve``; the label stage's is
+``irrepro.labels.plan.resolve``). Every error names the dotted config key and what was expected
+(:class:`irrepro.errors.InputError`).
 """
 from __future__ import annotations
 
+import importlib
 import os
+from dataclasses import dataclass, field
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ARTIFACTS
+from irrepro.core.trec import run_files
 from irrepro.retrieval.pisa import population
+
+#: the paper modules in the order they are resolved and included (a later one may read an earlier one's plan)
+PAPER_ORDER = ("bv", "sampling", "labels", "ci", "vb")
+#: where each paper's plan lives
+PLAN_MODULES = {p: f"irrepro.papers.{p}.plan" for p in PAPER_ORDER} | {"labels": "irrepro.labels.plan"}
 
 
 def _check_source(key, spec):
@@ -54,7 +67,7 @@ def check_config(config: dict) -> None:
                     raise InputError(f"config key {key}.{k}: a runs import needs '{k}'")
             if not os.path.isdir(spec["runs"]):
                 raise InputError(f"config key {key}.runs: directory {spec['runs']!r} not found")
-            if not any(not f.startswith(".") for f in os.listdir(spec["runs"])):
+            if not run_files(spec["runs"]):
                 raise InputError(f"config key {key}.runs: directory {spec['runs']!r} holds no run files")
             if not os.path.isfile(spec["qrels"]):
                 raise InputError(f"config key {key}.qrels: file {spec['qrels']!r} not found")
@@ -62,3 +75,45 @@ def check_config(config: dict) -> None:
 
 def population_of(config: dict):
     return population(config.get("population", {}))
+
+
+@dataclass
+class Plan:
+    """What the rules wire, resolved from a validated config (see the module docstring)."""
+
+    version: str
+    V: str  # results/<version>
+    res: str  # resources_dir
+    mirror: str | None
+    collections: list  # retrieved collections (with documents)
+    imports: list  # per-topic data imported from files
+    all_scored: list  # collections + imports: every id with a score table
+    systems: dict  # retrieved collection -> system names of the population grid
+    papers: dict = field(default_factory=dict)  # included paper id -> its resolved plan (None: no plan module)
+
+
+def resolve(config: dict, *, check_ids: bool = True) -> Plan:
+    """Check ``config`` (already schema-validated, defaults filled) and resolve it into a :class:`Plan`.
+
+    ``check_ids=False`` skips the checks that need ir_datasets' registry (tests of paper plans).
+    """
+    if check_ids:
+        check_config(config)
+    collections = sorted(config.get("collections", {}))
+    imports = sorted(config.get("imports", {}))
+    systems = {c: [s.name for s in population_of(config)] for c in collections}
+    plan = Plan(version=config["version"], V=f"results/{config['version']}", res=config["resources_dir"],
+                mirror=config.get("mirror"), collections=collections, imports=imports,
+                all_scored=collections + imports, systems=systems)
+    for p in PAPER_ORDER:
+        if p not in config.get("papers", []):
+            continue
+        try:
+            mod = importlib.import_module(PLAN_MODULES[p])
+        except ModuleNotFoundError as e:
+            if not PLAN_MODULES[p].startswith(str(e.name)):
+                raise
+            plan.papers[p] = None
+            continue
+        plan.papers[p] = mod.resolve(config, plan)
+    return plan

@@ -1,0 +1,81 @@
+"""The core helpers: grouped reference rows, the writers, the one DCG definition, the plan."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from irrepro.core import gain, io
+from irrepro.core.verify import expand_groups, load_reference, verify_paper
+from irrepro.errors import InputError
+
+
+def test_grouped_reference_expands_to_flat_rows(tmp_path):
+    p = tmp_path / "r.yaml"
+    p.write_text("""
+groups:
+  - data: d1
+    tolerance: 0.5
+    note: shared
+    rows:
+      - {item: a, paper: 1.0}
+      - {item: b, paper: 2.0, note: own}
+      - {item: c, paper: 3.0, tolerance: 0}
+rows:
+  - {item: z, paper: true}
+""")
+    rows = load_reference(p)
+    assert rows == [
+        {"item": "a", "paper": 1.0, "data": "d1", "tolerance": 0.5, "note": "shared"},
+        {"item": "b", "paper": 2.0, "data": "d1", "tolerance": 0.5, "note": "own"},
+        {"item": "c", "paper": 3.0, "data": "d1", "tolerance": 0, "note": "shared"},
+        {"item": "z", "paper": True},
+    ]
+    assert expand_groups([{"item": "x", "paper": 1}]) == [{"item": "x", "paper": 1}]
+
+
+def test_reference_row_without_paper_value_is_an_error(tmp_path):
+    p = tmp_path / "r.yaml"
+    p.write_text("groups:\n  - data: d\n    rows:\n      - {item: a}\n")
+    with pytest.raises(ValueError, match="row 0 needs"):
+        load_reference(p)
+
+
+def test_verify_paper_without_hook_compares_rows():
+    t = verify_paper("nosuchpaper", [{"item": "a", "paper": 1.0, "tolerance": 0.1}], {"a": 1.05, "b": 2})
+    assert t.ok.tolist() == [True, None]
+    t = verify_paper("nosuchpaper", [{"item": "a", "paper": 1.0, "tolerance": 0.01}], {"a": 1.05})
+    assert t.ok.tolist() == [False]
+
+
+def test_writers_round_trip(tmp_path):
+    io.write_values({"b": np.float64(0.5), "a": 1}, tmp_path / "v.json")
+    assert list(json.loads((tmp_path / "v.json").read_text())) == ["a", "b"]
+    io.write_values({"b": 1, "a": 2}, tmp_path / "w.json", sort_keys=False)
+    assert io.read_values([tmp_path / "v.json", tmp_path / "w.json"]) == {"a": 2, "b": 1}
+    df = pd.DataFrame({"x": ["p", "q"], "y": [0.123456789, 2.0]})
+    io.write_table(df, tmp_path / "t.csv", tmp_path / "t.md", float_format="%.3f")
+    assert (tmp_path / "t.csv").read_text() == "x,y\np,0.123\nq,2.000\n"
+    assert (tmp_path / "t.md").read_text().splitlines()[2] == "| p | 0.1235 |"
+
+
+def test_dcg_discount_and_weights():
+    assert np.allclose(gain.discount([1, 2, 3]), [1.0, 1 / np.log2(3), 0.5])
+    w = gain.dcg_weights(2, depth=4)
+    assert w.tolist() == [1.0, 1 / np.log2(3), 0.0, 0.0]
+    assert gain.exp_gain([0, 1, 3]).tolist() == [0.0, 1.0, 7.0]
+    with pytest.raises(InputError):
+        gain.dcg_weights(0)
+
+
+def test_plan_resolves_the_spine():
+    from irrepro.plan import resolve
+
+    cfg = {"version": "t", "resources_dir": "res", "mirror": None, "papers": [],
+           "collections": {"vaswani": {"ir_datasets": "vaswani"}}, "imports": {"m": {"type": "matrix"}},
+           "population": {"bm25": {"k1": [0.9], "b": [0.4]}, "dph": None, "pl2": None, "qld": None,
+                          "rm3": {"enabled": False}}}
+    plan = resolve(cfg, check_ids=False)
+    assert plan.V == "results/t" and plan.collections == ["vaswani"] and plan.imports == ["m"]
+    assert plan.all_scored == ["vaswani", "m"] and plan.systems["vaswani"] == ["bm25_k1-0.9_b-0.4"]
+    assert plan.papers == {}
