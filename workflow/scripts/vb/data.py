@@ -13,11 +13,10 @@ with log_to(sm.log[0]) as log:
         if e.__class__.__name__ in ("InputError",):
             raise
         raise ir_datasets_error(sm.params.dataset, e) from e
-    p = sm.params.intents
-    tr = p.get("truncation") or {}
-    intents = intents_from_qrels(qrels, min_relevance=p["min_relevance"], mass=p["mass"],
-                                 temperature=p["temperature"], tau=tr.get("tau"), top_k=tr.get("top_k"),
-                                 rho=tr.get("rho"))
+    p = sm.params
+    tr = p.truncation or {}
+    intents = intents_from_qrels(qrels, min_relevance=p.min_relevance, mass=p.mass, temperature=p.temperature,
+                                 tau=tr.get("tau"), top_k=tr.get("top_k"), rho=tr.get("rho"))
     topics.to_csv(sm.output.topics, sep="\t", index=False)
     write_qrels(qrels, sm.output.qrels)
     intents.to_csv(sm.output.intents, index=False, float_format="%.10g")
