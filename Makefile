@@ -8,7 +8,7 @@ CORES ?= all
 CONFIG ?= config/config.yaml
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-fast benchmark report clean-results
+.PHONY: setup run test test-fast lint benchmark report clean-results
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,12 @@ test: setup
 
 test-fast: setup
 	$(BIN)/pytest -q -m "not integration and not slurm" $(PYTEST_ARGS)
+
+# ruff on the Python, snakefmt on the rules, snakemake's own linter on the workflow (also run by tests/test_lint.py)
+lint: setup
+	$(BIN)/ruff check src workflow tests
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	IRREPRO_MIRROR=$${IRREPRO_MIRROR:-/nonexistent} $(BIN)/snakemake --lint --configfile config/test.yaml
 
 benchmark: setup
 	$(BIN)/python workflow/benchmark.py --cores 2

@@ -9,6 +9,7 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
+
 # A --configfile given on the command line *replaces* the default config rather than being merged into it, so
 # that config/test.yaml can drop collections of the default run.
 if not workflow.overwrite_configfiles:
@@ -21,6 +22,13 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+
+
+wildcard_constraints:
+    collection="[A-Za-z0-9][A-Za-z0-9._-]*",
+    system="[A-Za-z0-9._+-]+",
+
+
 include: "workflow/rules/fetch.smk"
 include: "workflow/rules/retrieval.smk"
 include: "workflow/rules/evaluate.smk"

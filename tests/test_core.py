@@ -79,3 +79,37 @@ def test_plan_resolves_the_spine():
     assert plan.V == "results/t" and plan.collections == ["vaswani"] and plan.imports == ["m"]
     assert plan.all_scored == ["vaswani", "m"] and plan.systems["vaswani"] == ["bm25_k1-0.9_b-0.4"]
     assert plan.papers == {}
+
+
+def test_config_readme_holds_the_parameter_table_of_the_schemas():
+    """config/README.md's table is generated from the schemas (`irrepro config-doc`); a key added to a schema
+    without regenerating the table fails here."""
+    from pathlib import Path
+
+    from irrepro.configdoc import parameter_table
+
+    repo = Path(__file__).resolve().parents[1]
+    text = (repo / "config" / "README.md").read_text()
+    begin, end = "<!-- parameter-table:begin -->\n", "<!-- parameter-table:end -->"
+    assert begin in text and end in text
+    assert text.split(begin)[1].split(end)[0].strip() == parameter_table(repo / "workflow" / "schemas").strip(), \
+        "config/README.md is stale: regenerate with `irrepro config-doc`"
+
+
+def test_plan_knows_which_measures_each_score_table_holds():
+    from irrepro.plan import resolve
+
+    cfg = {"version": "t", "resources_dir": "res", "papers": [], "measures": ["AP", "P@10"],
+           "collections": {"vaswani": {"ir_datasets": "vaswani"}},
+           "imports": {"m": {"type": "matrix", "matrices": [{"measure": "ERR@20", "path": "x"}]},
+                       "t": {"type": "trec_eval", "path": "y"}},
+           "population": {"bm25": {"k1": [0.9], "b": [0.4]}}}
+    plan = resolve(cfg, check_ids=False)
+    plan.require_measure("bv.fig1.collections", "vaswani", "AP")
+    plan.require_measure("bv.fig1.collections", "t", "anything")  # trec_eval without a filter: unknown until read
+    with pytest.raises(InputError, match=r"config key bv.table9.collections: 'm' has no 'AP'.*imports.m"):
+        plan.require_measure("bv.table9.collections", "m", "AP")
+    with pytest.raises(InputError, match=r"'vaswani' has no 'nDCG@10'.*`measures`"):
+        plan.require_measure("x.y", "vaswani", "nDCG@10")
+    with pytest.raises(InputError, match="neither in `collections` nor in `imports`"):
+        plan.require_measure("x.y", "nope", "AP")

@@ -5,6 +5,7 @@
     irrepro scores --runs DIR --qrels F -o scores.tsv [--measures AP nDCG@10]
     irrepro scores --trec-eval F -o scores.tsv
     irrepro scores --matrix F --measure AP -o scores.tsv
+    irrepro config-doc                     # the parameter table of config/README.md, from the schemas
 """
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def _scores(a) -> int:
     return 0
 
 
+class _StderrLog:
+    """Progress of ``irrepro score`` on stderr (the logger interface evaluate_runs uses)."""
+
+    def info(self, fmt, *args):
+        print(fmt % args, file=sys.stderr)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="irrepro", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -60,6 +68,8 @@ def main(argv=None) -> int:
     s.add_argument("--measures", nargs="+", help="measures (ir_measures names)")
     s.add_argument("--collection", default="mine", help="collection name in the table")
     s.add_argument("-o", "--output", required=True)
+    d = sub.add_parser("config-doc", help="print the parameter table of config/README.md from the schemas")
+    d.add_argument("--schemas", default=str(Path(__file__).resolve().parents[2] / "workflow" / "schemas"))
     a = ap.parse_args(argv)
     try:
         if a.cmd == "artifacts":
@@ -71,6 +81,10 @@ def main(argv=None) -> int:
             from irrepro.datasets.mirror import artifact_path
             print(artifact_path(a.name, cache_dir=a.cache, mirror=a.mirror))
             return 0
+        if a.cmd == "config-doc":
+            from irrepro.configdoc import parameter_table
+            print(parameter_table(a.schemas))
+            return 0
         return _scores(a)
     except (InputError, MissingDataError) as e:
         print(f"irrepro: error: {e}", file=sys.stderr)
@@ -79,10 +93,3 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-class _StderrLog:
-    """Progress of ``irrepro score`` on stderr (the logger interface evaluate_runs uses)."""
-
-    def info(self, fmt, *args):
-        print(fmt % args, file=sys.stderr)

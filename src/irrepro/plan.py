@@ -90,6 +90,33 @@ class Plan:
     all_scored: list  # collections + imports: every id with a score table
     systems: dict  # retrieved collection -> system names of the population grid
     papers: dict = field(default_factory=dict)  # included paper id -> its resolved plan (None: no plan module)
+    measures: dict = field(default_factory=dict)  # scored id -> measures its score table holds (None: unknown)
+
+    def require_measure(self, key: str, collection: str, measure: str) -> None:
+        """Raise unless ``collection`` has a score table holding ``measure`` (``key``: the config key asking)."""
+        if collection not in self.all_scored:
+            raise InputError(f"config key {key}: collection {collection!r} is neither in `collections` nor in "
+                             f"`imports` (scored ids: {self.all_scored})")
+        have = self.measures.get(collection)
+        if have is not None and measure not in have:
+            where = "measures" if collection in self.collections else f"imports.{collection}"
+            raise InputError(f"config key {key}: {collection!r} has no {measure!r} scores; add it to `{where}` "
+                             f"(it has {sorted(have)})")
+
+
+def _measures(config: dict) -> dict:
+    """Which measures each score table will hold: the configured measures for retrieved collections and runs
+    imports, the listed matrices, the ``measures`` filter of a trec_eval import (None: whatever the file has)."""
+    out = {c: list(config.get("measures", [])) for c in config.get("collections", {})}
+    for name, spec in config.get("imports", {}).items():
+        t = spec.get("type")
+        if t == "matrix":
+            out[name] = [m["measure"] for m in spec.get("matrices", [])]
+        elif t == "runs":
+            out[name] = list(spec.get("measures") or config.get("measures", []))
+        else:
+            out[name] = list(spec["measures"]) if spec.get("measures") else None
+    return out
 
 
 def resolve(config: dict, *, check_ids: bool = True) -> Plan:
@@ -104,7 +131,7 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     systems = {c: [s.name for s in population_of(config)] for c in collections}
     plan = Plan(version=config["version"], V=f"results/{config['version']}", res=config["resources_dir"],
                 mirror=config.get("mirror"), collections=collections, imports=imports,
-                all_scored=collections + imports, systems=systems)
+                all_scored=collections + imports, systems=systems, measures=_measures(config))
     for p in PAPER_ORDER:
         if p not in config.get("papers", []):
             continue

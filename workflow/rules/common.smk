@@ -5,23 +5,22 @@ import os
 import re
 from pathlib import Path
 
-from snakemake.utils import validate
 
 from irrepro.core.trec import run_files
 from irrepro.plan import resolve as _resolve_plan
+from irrepro.schema import validate_config
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+# Jobs import irrepro from this repository's src/ whichever Python runs them (the venv of `make setup`, or a per-rule
+# conda environment of workflow/envs/ under `--sdm conda`, which holds irrepro's dependencies but not irrepro).
+_SRC = str(Path(workflow.basedir) / "src")
+os.environ.update(PYTHONPATH=os.pathsep.join([_SRC] + [p for p in os.getenv("PYTHONPATH", "").split(os.pathsep) if p and p != _SRC]))
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
-# Validate and fill defaults: the spine's schema, then each paper's own schema (workflow/schemas/<paper>.schema.yaml).
-validate(config, str(SCHEMAS / "config.schema.yaml"), set_default=True)
-for _schema in sorted(SCHEMAS.glob("*.schema.yaml")):
-    if _schema.name != "config.schema.yaml":
-        _section = _schema.name.split(".")[0]
-        config.setdefault(_section, {})
-        validate(config[_section], str(_schema), set_default=True)
+# Validate against the schemas (workflow/schemas/), filling defaults; an error names the dotted key in one line.
+validate_config(config, SCHEMAS)
 PLAN = _resolve_plan(config)
 
 REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (workflow/resources/...)
@@ -39,8 +38,8 @@ SYSTEMS = PLAN.systems
 PAPERS_PRESENT = list(PLAN.papers)
 PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS_PRESENT]
 
-# Filled by each paper's rule file: the values files its verify table is built from, and a JSON-able context for
-# its `irrepro.papers.<paper>.verify.prepare` hook (rule `verify` in verify.smk).
+# Filled by each paper's rules file, the values files its verify table is built from, and a JSON-able context for
+# its `irrepro.papers.<paper>.verify.prepare` hook (the generic verify step of verify.smk).
 VERIFY_VALUES = {}
 VERIFY_CONTEXT = {}
 
@@ -49,9 +48,6 @@ def _alt(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
-wildcard_constraints:
-    collection="[A-Za-z0-9][A-Za-z0-9._-]*",
-    system="[A-Za-z0-9._+-]+",
 
 
 def spine_targets():

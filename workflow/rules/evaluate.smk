@@ -18,6 +18,8 @@ rule evaluate:
     resources:
         mem_mb=2000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/evaluate.py"
 
@@ -32,6 +34,8 @@ rule population_table:
     log:
         f"{V}/logs/population_table/{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/population_table.py"
 
@@ -54,5 +58,7 @@ rule population_figure:
     log:
         f"{V}/logs/population_figure/{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/population_figure.py"

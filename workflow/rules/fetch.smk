@@ -16,6 +16,8 @@ rule fetch_artifact:
     resources:
         mem_mb=1000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/fetch_artifact.py"
 
@@ -38,5 +40,7 @@ rule fetch_collection:
     resources:
         mem_mb=2000,
         runtime=60,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/fetch_collection.py"

@@ -19,5 +19,7 @@ rule import_scores:
     resources:
         mem_mb=2000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/import_scores.py"

@@ -14,5 +14,7 @@ rule provenance:
     log:
         f"{V}/logs/provenance.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/provenance.py"

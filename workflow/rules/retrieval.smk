@@ -22,6 +22,8 @@ rule index:
     resources:
         mem_mb=4000,
         runtime=120,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/index.py"
 
@@ -47,5 +49,7 @@ rule run:
     resources:
         mem_mb=2000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/run.py"

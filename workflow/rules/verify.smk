@@ -32,6 +32,8 @@ rule verify:
     log:
         f"{V}/logs/{{paper}}/verify.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/verify.py"
 
@@ -46,5 +48,7 @@ rule verify_summary:
     log:
         f"{V}/logs/verify_summary.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/verify_summary.py"

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from irrepro.errors import InputError
+
 DEFAULT_MEASURES = ["AP", "nDCG@10", "nDCG@20", "ERR@20", "P@10", "DCG@10"]
 
 
@@ -97,7 +99,13 @@ def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels
         if topics == "strict":
             check_run_topics(run, qrels, path, qrels_path)
         else:
+            dropped = sorted(set(run["query_id"]) - judged)
             run = run[run["query_id"].isin(judged)]
+            if run.empty:
+                raise InputError(f"no topic of the run is judged by the qrels {qrels_path or ''}", path=path)
+            if dropped and log is not None:
+                log.info("%s: dropped %d unjudged topic(s): %s%s", Path(path).name, len(dropped), dropped[:20],
+                         " ..." if len(dropped) > 20 else "")
         ev = evaluate_run(run, qrels, measures)
         ev["system"], ev["collection"] = system, collection
         frames.append(ev)

@@ -9,7 +9,8 @@ import sys
 
 @contextlib.contextmanager
 def log_to(path):
-    """Redirect file descriptors 1 and 2 (so PISA's C++ progress bars too) and ``logging`` to ``path``."""
+    """Redirect file descriptors 1 and 2 (so PISA's C++ progress bars too) and ``logging`` to ``path``; an exception
+    leaving the block is written to the log (one ``job failed:`` line, then the traceback) and re-raised."""
     if not path:
         yield logging.getLogger("irrepro")
         return
@@ -27,6 +28,13 @@ def log_to(path):
     logger.setLevel(logging.INFO)
     try:
         yield logger
+    except BaseException as e:
+        # the job's own log must say why it failed (Snakemake's console shows it too, the log is where users look)
+        import traceback
+
+        logger.error("job failed: %s: %s", type(e).__name__, e)
+        traceback.print_exc(file=sys.stderr)
+        raise
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -37,7 +37,22 @@ def _float(tok, path, lineno, what):
         raise InputError(f"{what} {tok!r} is not a number", path=path, line=lineno) from None
     if math.isnan(v):
         raise InputError(f"{what} is NaN", path=path, line=lineno)
+    if math.isinf(v):
+        raise InputError(f"{what} {tok!r} is not finite", path=path, line=lineno)
     return v
+
+
+def _grade(tok, path, lineno):
+    """A relevance grade: an integer (``2``, ``-1``; ``2.0`` is read as 2). ``1.5``, ``inf`` or text is an error,
+    never a silent truncation."""
+    try:
+        v = float(tok)
+    except ValueError:
+        raise InputError(f"relevance {tok!r} is not an integer grade", path=path, line=lineno) from None
+    if not math.isfinite(v) or v != int(v):
+        raise InputError(f"relevance {tok!r} is not an integer grade (fractional or non-finite grades are not "
+                         f"supported)", path=path, line=lineno)
+    return int(v)
 
 
 def read_run(path, system: str | None = None) -> pd.DataFrame:
@@ -114,10 +129,7 @@ def read_qrels(path) -> pd.DataFrame:
                 raise InputError(f"expected 4 fields 'qid iteration docno relevance', got {len(parts)}: "
                                  f"{line.strip()[:80]!r}", path=path, line=lineno)
             qid, it, doc, rel = parts
-            try:
-                rel = int(float(rel))
-            except ValueError:
-                raise InputError(f"relevance {rel!r} is not an integer grade", path=path, line=lineno) from None
+            rel = _grade(rel, path, lineno)
             key = (qid, it, doc)
             if key in seen:
                 raise InputError(f"judgment for query {qid!r}, document {doc!r} repeats line {seen[key]}",
@@ -184,9 +196,10 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
             if topic == "all":
                 continue
             name = TREC_EVAL_NAMES.get(m, m)
+            value = _float(val, path, lineno, "value")  # every line is checked, also those filtered out below
             if measures is not None and name not in measures:
                 continue
-            rows.append((run, topic, name, _float(val, path, lineno, "value")))
+            rows.append((run, topic, name, value))
     if not rows:
         raise InputError("no per-topic rows found (was trec_eval run with -q?)", path=path)
     df = pd.DataFrame(rows, columns=["system", "topic", "measure", "value"])
@@ -204,17 +217,18 @@ def read_matrix_csv(path, collection: str, measure: str, topics=None) -> pd.Data
     the topic ids; otherwise topics are numbered 1..n in file order (Urbano's matrices are anonymised that way) or
     taken from ``topics``."""
     with _open(path) as f:
-        lines = [ln.rstrip("\n") for ln in f]
-    lines = [ln for ln in lines if ln.strip()]
-    if len(lines) < 2:
+        numbered = [(i, ln.rstrip("\r\n")) for i, ln in enumerate(f, 1)]
+    numbered = [(i, ln) for i, ln in numbered if ln.strip()]  # blank lines are skipped, line numbers kept
+    if len(numbered) < 2:
         raise InputError("matrix needs a header line and at least one topic row", path=path)
-    header = [h.strip().strip('"') for h in lines[0].split(",")]
+    header_line, header = numbered[0][0], [h.strip().strip('"').lstrip("\ufeff") for h in numbered[0][1].split(",")]
     has_topic_col = header[0].lower() in ("topic", "qid", "query_id", "")
     systems = header[1:] if has_topic_col else header
     if len(set(systems)) != len(systems):
-        raise InputError("duplicate system names in header", path=path, line=1)
+        raise InputError("duplicate system names in header", path=path, line=header_line)
     rows = []
-    for i, ln in enumerate(lines[1:], 2):
+    seen = {}
+    for n, (i, ln) in enumerate(numbered[1:]):
         parts = [p.strip().strip('"') for p in ln.split(",")]
         if len(parts) != len(header):
             raise InputError(f"expected {len(header)} comma-separated fields like the header, got {len(parts)}",
@@ -222,7 +236,10 @@ def read_matrix_csv(path, collection: str, measure: str, topics=None) -> pd.Data
         if has_topic_col:
             topic, vals = parts[0], parts[1:]
         else:
-            topic, vals = (str(topics[i - 2]) if topics is not None else str(i - 1)), parts
+            topic, vals = (str(topics[n]) if topics is not None else str(n + 1)), parts
+        if topic in seen:
+            raise InputError(f"topic {topic!r} appears twice (first on line {seen[topic]})", path=path, line=i)
+        seen[topic] = i
         for s, v in zip(systems, vals):
             if v in ("NA", "NaN", "nan", ""):
                 raise InputError(f"missing value for system {s!r}", path=path, line=i)

@@ -1,0 +1,90 @@
+"""Config validation: defaults filled exactly as Snakemake's validate fills them; every error one line naming the
+dotted key; a misspelt key names the closest valid one (issue 12, item 2)."""
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from irrepro.errors import InputError
+from irrepro.schema import load_schemas, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMAS = REPO / "workflow" / "schemas"
+
+
+def _config(name="test.yaml"):
+    return yaml.safe_load((REPO / "config" / name).read_text())
+
+
+@pytest.mark.parametrize("name", ["test.yaml", "config.yaml"])
+def test_defaults_are_filled_as_snakemake_fills_them(name):
+    from snakemake.utils import validate
+
+    a, b = _config(name), _config(name)
+    validate(a, str(SCHEMAS / "config.schema.yaml"), set_default=True)
+    for s in sorted(SCHEMAS.glob("*.schema.yaml")):
+        if s.name != "config.schema.yaml":
+            a.setdefault(s.name.split(".")[0], {})
+            validate(a[s.name.split(".")[0]], str(s), set_default=True)
+    validate_config(b, SCHEMAS)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_misspelt_top_level_key_is_an_error_naming_the_closest():
+    cfg = _config()
+    cfg["retrival"] = {"depth": 10}
+    with pytest.raises(InputError, match=r"^config key retrival: unknown key; did you mean `retrieval`\?$"):
+        validate_config(cfg, SCHEMAS)
+
+
+def _sections():
+    return [s for s in load_schemas(SCHEMAS) if s] + [""]
+
+
+@pytest.mark.parametrize("section", _sections())
+def test_misspelt_key_of_every_section(section):
+    schema = load_schemas(SCHEMAS)[section]
+    prop = sorted(p for p in schema["properties"] if len(p) > 3)[0]
+    cfg = _config()
+    target = cfg.setdefault(section, {}) if section else cfg
+    target[prop + "x"] = 1
+    where = f"{section}.{prop}x" if section else f"{prop}x"
+    with pytest.raises(InputError) as e:
+        validate_config(cfg, SCHEMAS)
+    msg = str(e.value)
+    assert msg.startswith(f"config key {where}: unknown key; did you mean `{prop}`?") and "\n" not in msg, msg
+
+
+def _bounded(schema, prefix=()):
+    """(path, bad value) of every scalar key with a range or an enum."""
+    for name, sub in (schema.get("properties") or {}).items():
+        path = prefix + (name,)
+        if "enum" in sub:
+            yield path, "not-a-valid-choice"
+        elif "maximum" in sub:
+            yield path, sub["maximum"] + 1
+        elif "minimum" in sub:
+            yield path, sub["minimum"] - 1
+        elif sub.get("type") == "object":
+            yield from _bounded(sub, path)
+
+
+@pytest.mark.parametrize("section", _sections())
+def test_out_of_range_value_of_every_section(section):
+    schema = load_schemas(SCHEMAS)[section]
+    found = list(_bounded(schema))
+    if not found:
+        pytest.skip(f"{section or 'spine'}: no bounded key")
+    path, bad = found[0]
+    cfg = _config()
+    node = cfg.setdefault(section, {}) if section else cfg
+    for p in path[:-1]:
+        node = node.setdefault(p, {})
+    node[path[-1]] = bad
+    dotted = ".".join(((section,) if section else ()) + path)
+    with pytest.raises(InputError) as e:
+        validate_config(copy.deepcopy(cfg), SCHEMAS)
+    msg = str(e.value)
+    assert msg.startswith(f"config key {dotted}: ") and "\n" not in msg, msg
