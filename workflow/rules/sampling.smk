@@ -30,7 +30,7 @@ rule sampling_synth:
         t4=report(f"{V}/sampling/table4.md", caption="../report/sampling/table4.rst", category="Sampling"),
         values=f"{V}/sampling/values/synth.json",
     params:
-        synth=_S["synth"],
+        synth=json.dumps(_S["synth"], sort_keys=True),
         seed=_S["seed"],
         budget_per_query=_S["budget_per_query"],
         trials=_S["trials"],
@@ -41,6 +41,8 @@ rule sampling_synth:
     resources:
         mem_mb=6000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/sampling/synth.py"
 
@@ -67,7 +69,7 @@ rule sampling_comparative:
         window=_S["window"],
         budgets_per_query=_S["budgets_per_query"],
         accuracy_trials=_S["accuracy_trials"],
-        synth=_synth_only(_S["synth"]),
+        synth=_synth_only(json.dumps(_S["synth"], sort_keys=True)),
         depth=_trec_only(_S["trec"]["depth"]),
         budget_per_query=_trec_only(_S["budget_per_query"]),
         trials=_trec_only(_S["trials"]),
@@ -77,6 +79,8 @@ rule sampling_comparative:
     threads: 1
     resources:
         mem_mb=8000,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/sampling/comparative.py"
 

@@ -41,6 +41,8 @@ rule vb_paper:
     log:
         f"{V}/logs/vb/paper.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/paper.py"
 
@@ -58,7 +60,7 @@ rule vb_data:
         min_relevance=_VB["min_relevance"],
         mass=_VB["mass"],
         temperature=_VB["temperature"],
-        truncation=_VB["truncation"],
+        truncation=json.dumps(_VB["truncation"], sort_keys=True),
         mirror=MIRROR,
         home=f"{RES}/ir_datasets",
     log:
@@ -66,6 +68,8 @@ rule vb_data:
     threads: 1
     resources:
         mem_mb=2000,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/data.py"
 
@@ -83,6 +87,8 @@ rule vb_intents_summary:
     log:
         f"{V}/logs/vb/intents_summary.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/intents_summary.py"
 
@@ -106,12 +112,15 @@ rule vb_scores:
     params:
         systems=_vb_systems,
         **{k: _VB[k] for k in ("seed", "alphas", "ks", "gains", "priors", "min_relevance", "n_boot", "ci_level",
-                               "forest_k", "replicas", "concentration", "flip_prob", "truncation")},
+                               "forest_k", "replicas", "concentration", "flip_prob")},
+        truncation=json.dumps(_VB["truncation"], sort_keys=True),
     log:
         f"{V}/logs/vb/scores_{{collection}}.log",
     threads: 1
     resources:
         mem_mb=4000,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/scores.py"
 
@@ -129,14 +138,16 @@ rule vb_sensitivity:
     params:
         systems=_vb_systems,
         temperatures=_VB["sensitivity"]["temperatures"],
-        truncations=_VB["sensitivity"]["truncations"],
-        base={k: _VB[k] for k in ("min_relevance", "mass", "temperature", "truncation")},
+        truncations=json.dumps(_VB["sensitivity"]["truncations"]),  # config order: it names the variants
+        base=json.dumps({k: _VB[k] for k in ("min_relevance", "mass", "temperature", "truncation")}, sort_keys=True),
         k=_VB["forest_k"],
         gains=_VB["gains"],
         alphas=_VB["alphas"],
     log:
         f"{V}/logs/vb/sensitivity_{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/sensitivity.py"
 
@@ -161,6 +172,8 @@ rule vb_compare:
     log:
         f"{V}/logs/vb/compare_{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/compare.py"
 
@@ -178,6 +191,8 @@ rule vb_checks:
     log:
         f"{V}/logs/vb/checks_{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/checks.py"
 
@@ -219,6 +234,8 @@ rule vb_figures:
     log:
         f"{V}/logs/vb/figures_{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/figures.py"
 

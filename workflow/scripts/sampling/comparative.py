@@ -10,7 +10,7 @@ p = sm.params
 data = sm.wildcards.collection
 with log_to(sm.log[0]) as log:
     if data == "synth":
-        u, ranks, Ps, approx = tables.synth_matrices(p.synth, p.seed)
+        u, ranks, Ps, approx = tables.synth_matrices(json.loads(p.synth), p.seed)
     else:
         runs = {path.split("/")[-1][:-4]: read_run(path) for path in sm.input.runs}
         u, ranks, Ps, approx = tables.trec_substitute(runs, read_qrels(sm.input.qrels), p.depth)

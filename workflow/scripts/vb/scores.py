@@ -1,5 +1,7 @@
 """Per-topic ES/VB of every run, collection VB@k with bootstrap CIs (over queries, over pooled intents), per-topic
 CIs across intents, and the Monte Carlo replicas of Algorithm 1 (irrepro.papers.vb.analysis)."""
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -27,6 +29,6 @@ with log_to(sm.log[0]) as log:
     an.per_topic_cis(runs, qrels, intents, k, p.gains, p.priors, alphas, p.min_relevance, p.n_boot, p.ci_level,
                      ss).to_csv(sm.output.per_topic_ci, index=False, float_format="%.6g")
     an.mc_replicas(runs, qrels, intents, k, p.gains, p.priors, alphas, p.min_relevance, p.replicas, p.concentration,
-                   p.flip_prob, p.truncation, p.ci_level, ss).to_csv(sm.output.replicas, index=False,
+                   p.flip_prob, json.loads(p.truncation), p.ci_level, ss).to_csv(sm.output.replicas, index=False,
                                                                      float_format="%.6g")
     log.info("done: %d systems", len(runs))

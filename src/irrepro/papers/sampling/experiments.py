@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
 
 from irrepro.papers.sampling.estimators import (approx_utility_rank, confidence_interval, deep_pool, delta_hat, draw,
                                                 pool_mask, q_baseline, q_naive_multi, q_pair, q_pair_naive,
@@ -23,7 +25,6 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
     """Tables 2–4 of the paper for every system: true U(S); ShallowPool; DeepPool mean ± sd; Û(S) under the
     approximate Q* (Eq. 4) mean ± sd; sd of Û under Q*, QP (ũ = 1) and uniform; mean 95% CI half-width (Eq. 6)
     and empirical coverage. Returns a list of dict rows."""
-    import pandas as pd
     rng = np.random.default_rng(seed)
     pool_depth = pool_depth or u.shape[1]
     if target_fn is None:
@@ -101,12 +102,10 @@ def comparative_variances(u, Ps: dict, approx: dict, window: int = 5) -> dict:
     return out
 
 
-def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: int, window: int = 5) -> "pd.DataFrame":
+def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: int, window: int = 5) -> pd.DataFrame:
     """Figs 1–3: for each budget n, mean sign accuracy of Δ̂ over adjacent pairs (Fig 1), mean accuracy of the
     comparisons against the baseline over sliding windows (Fig 2), and mean Kendall's τ of the ranking by Δ̂(S, τ)
     (Fig 3), for the naive sampler and the paper's Q* (approximate utilities)."""
-    import pandas as pd
-    from scipy.stats import kendalltau
     rng = np.random.default_rng(seed)
     true = {s: true_utility(u, P) for s, P in Ps.items()}
     _, pairs, windows = comparison_sets(true, window)
