@@ -113,3 +113,17 @@ def test_plan_knows_which_measures_each_score_table_holds():
         plan.require_measure("x.y", "vaswani", "nDCG@10")
     with pytest.raises(InputError, match="neither in `collections` nor in `imports`"):
         plan.require_measure("x.y", "nope", "AP")
+
+
+def test_import_measures_are_checked_with_the_config(tmp_path):
+    from irrepro.plan import check_config
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.run").write_text("1 Q0 d 1 1.0 a\n")
+    (tmp_path / "q.txt").write_text("1 0 d 1\n")
+    spec = {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP", "Foo"]}
+    with pytest.raises(InputError, match=r"config key imports.mine.measures\[1\]: 'Foo' is not a measure"):
+        check_config({"imports": {"mine": spec}})
+    spec["measures"] = ["AP", "nDCG@10", "DCG@10"]
+    check_config({"imports": {"mine": spec}})

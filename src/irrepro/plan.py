@@ -35,6 +35,19 @@ def _check_source(key, spec):
         raise InputError(f"config key {key}.path: file {spec['path']!r} not found")
 
 
+def _check_measure(key: str, name: str) -> None:
+    """A measure we can compute: DCG@k (ours) or any name ir_measures parses."""
+    if name.startswith("DCG@") and name[4:].isdigit():
+        return
+    import ir_measures
+
+    try:
+        ir_measures.parse_measure(name)
+    except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as e:
+        raise InputError(f"config key {key}: {name!r} is not a measure ir_measures knows ({e.__class__.__name__}); "
+                         f"e.g. AP, nDCG@10, P@10, ERR@20, RR, DCG@10") from None
+
+
 def check_config(config: dict) -> None:
     import ir_datasets
     for cid, spec in config.get("collections", {}).items():
@@ -62,6 +75,8 @@ def check_config(config: dict) -> None:
         elif t == "trec_eval":
             _check_source(key, spec)
         elif t == "runs":
+            for i, m in enumerate(spec.get("measures") or []):
+                _check_measure(f"{key}.measures[{i}]", m)
             for k in ("runs", "qrels"):
                 if not spec.get(k):
                     raise InputError(f"config key {key}.{k}: a runs import needs '{k}'")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 
 from irrepro.core.trec import run_files
+from irrepro.datasets.integrity import verify_artifact_cache
 from irrepro.plan import resolve as _resolve_plan
 from irrepro.schema import validate_config
 
@@ -22,6 +23,8 @@ SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 # Validate against the schemas (workflow/schemas/), filling defaults; an error names the dotted key in one line.
 validate_config(config, SCHEMAS)
 PLAN = _resolve_plan(config)
+# A cached artifact a person edited stops the run before any job reads it (memoised md5: one stat per file).
+verify_artifact_cache(f"{PLAN.res}/artifacts")
 
 REPO = workflow.basedir  # the repository root: use it for files shipped with the workflow (workflow/resources/...)
 REFERENCE = f"{REPO}/workflow/resources/reference"  # the papers' numbers: <paper>.yaml

@@ -110,7 +110,8 @@ def artifact_path(name: str, cache_dir="resources/artifacts", mirror=None, allow
 def ensure_ir_datasets_home(home="resources/ir_datasets", mirror=None) -> Path:
     """Seed an ``IR_DATASETS_HOME`` from the mirror (files already there are kept) and export it.
 
-    ir_datasets then uses a file already in place without downloading it. Returns the home directory.
+    ir_datasets then uses a file already in place without downloading it. Every declared file of the home is
+    md5-checked (:func:`irrepro.datasets.integrity.verify_ir_datasets_home`). Returns the home directory.
     """
     home = Path(home).resolve()
     home.mkdir(parents=True, exist_ok=True)
@@ -124,6 +125,9 @@ def ensure_ir_datasets_home(home="resources/ir_datasets", mirror=None) -> Path:
                 if not dst.exists():
                     dst.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(Path(dirpath) / fn, dst)
+    from irrepro.datasets.integrity import verify_ir_datasets_home
+
+    verify_ir_datasets_home(home)  # on arrival and whenever a job reads the cache (memoised: one stat per file)
     import sys
     if "ir_datasets" in sys.modules:  # it resolved its home at import time: a different home now would be ignored
         import ir_datasets
