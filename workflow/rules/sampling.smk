@@ -60,7 +60,7 @@ rule sampling_comparative:
         tables24=f"{V}/sampling/tables2-4_{{collection}}.csv",
         pdf=f"{V}/sampling/figs1-3_{{collection}}.pdf",
         png=report(f"{V}/sampling/figs1-3_{{collection}}.png", caption="../report/sampling/figs.rst",
-                   category="Sampling", labels={"figure": "Figs 1-3", "data": "{collection}"}),
+                   category="Sampling", labels={"figure": "Figs 1-3", "collection": "{collection}"}),
         values=f"{V}/sampling/values/comparative_{{collection}}.json",
     wildcard_constraints:
         collection=_alt(SAMPLING.data_sets),
