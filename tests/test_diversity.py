@@ -72,7 +72,7 @@ def test_2012_counts(web2012):
 
 
 def test_2012_ql_catb_alpha_ndcg_err_ia(web2012, mirror):
-    """ARCHITECTURE.md's verified check: Indri QL cat B on the 2012 diversity qrels."""
+    """The toolchain check (ir_measures + pyndeval): Indri QL cat B on the 2012 diversity qrels."""
     _, qrels = web2012
     run = read_run(mirror / "artifacts/trec-web-2012-runs/ql-results-catb.txt", system="ql-catb")
     m = dv.diversity_measures(run, qrels, ["alpha_nDCG@20", "ERR_IA@20"])

@@ -16,16 +16,14 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from irrepro.papers.vb import vbscore as vbs
+from irrepro.core.scores import _topic_key
+from irrepro.core.verify import to_markdown
 from irrepro.errors import InputError
+from irrepro.papers.vb import vbscore as vbs
 
 INTENT_COLUMNS = ["query_id", "subtopic", "n_rel", "mass", "pi_uniform", "pi_mass"]
 PRIORS = ("uniform", "mass")
 GAINS = ("binary", "dcg")
-
-
-def _topic_key(q):
-    return (0, int(q), "") if str(q).isdigit() else (1, 0, str(q))
 
 
 def load_diversity(dataset_id: str):
@@ -165,3 +163,26 @@ def diversity_measures(run: pd.DataFrame, qrels: pd.DataFrame, measures: Sequenc
     judged = sorted(set(qrels.loc[qrels.relevance > 0, "query_id"].astype(str)), key=_topic_key)
     full = pd.MultiIndex.from_product([judged, list(measures)], names=["topic", "measure"])
     return df.set_index(["topic", "measure"]).reindex(full, fill_value=0.0).reset_index()
+
+
+def intents_summary(collections: Sequence[str], intents: Sequence[pd.DataFrame],
+                    topics: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Per collection: topics, intents per topic, single-intent topics, and how peaked the judged-mass prior is
+    (mean over topics of max pi and of the entropy / log(n), 1 = uniform; topics with one intent left out)."""
+    rows = []
+    for c, it, tp in zip(collections, intents, topics):
+        n = it.groupby("query_id").size()
+        pm = it[it.pi_mass > 0].groupby("query_id")["pi_mass"]
+        ent = pm.apply(lambda p: float(-(p * np.log(p)).sum()))
+        norm_ent = (ent / np.log(n.reindex(ent.index)).replace(0, np.nan)).dropna()
+        rows.append(dict(collection=c, topics=len(tp), topics_with_intents=len(n), intents=len(it),
+                         intents_per_topic_mean=n.mean(), intents_per_topic_min=n.min(), intents_per_topic_max=n.max(),
+                         single_intent_topics=int((n == 1).sum()), mass_pi_max_mean=pm.max().mean(),
+                         mass_pi_norm_entropy_mean=norm_ent.mean()))
+    return pd.DataFrame(rows)
+
+
+def intents_summary_markdown(df: pd.DataFrame) -> str:
+    return ("# Intents (subtopics with a relevant document) of the TREC Web diversity topics\n\n"
+            "`mass_pi_*`: the judged-mass prior; max probability and entropy / log(n) (1 = uniform), "
+            "means over topics with more than one intent for the entropy.\n\n" + to_markdown(df))
