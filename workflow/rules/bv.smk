@@ -15,6 +15,8 @@ rule bv_table2:
     log:
         f"{V}/logs/bv/table2.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table2.py"
 
@@ -37,6 +39,8 @@ rule bv_table9:
         collections=json.dumps(BV_PLAN.table9, sort_keys=True),
         settings=json.dumps({k: v for k, v in config["bv"]["table9"].items() if k != "collections"}, sort_keys=True),
         seed=config["bv"]["seed"],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table9.py"
 
@@ -56,6 +60,8 @@ rule bv_table8:
         measure=config["bv"]["table8"]["measure"],
         top=config["bv"]["table8"]["top"],
         ddof=config["bv"]["table8"]["ddof"],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table8.py"
 
@@ -77,6 +83,8 @@ rule bv_fig1:
     threads: 1
     params:
         measure=lambda wc: BV_PLAN.fig1[wc.collection],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/fig1.py"
 
@@ -99,6 +107,8 @@ rule bv_sigir13:
     log:
         f"{V}/logs/bv/sigir13_{{collection}}.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/sigir13.py"
 
@@ -115,16 +125,10 @@ rule bv_sigir13_tables:
     log:
         f"{V}/logs/bv/sigir13_tables.log",
     threads: 1
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/sigir13_tables.py"
-
-
-def bv_sim_inputs(wc):
-    """Run files and qrels of a simulated collection: the population's runs, or a user's import of type runs."""
-    c = wc.collection
-    if c in COLLECTIONS:
-        return {"runs": runs_of(c), "qrels": f"{V}/collections/{c}/qrels.txt"}
-    return BV_PLAN.simulation_imports[c]
 
 
 rule bv_simulate:
@@ -148,6 +152,8 @@ rule bv_simulate:
         depth=config["bv"]["simulation"]["depth"],
         shared=config["bv"]["simulation"]["shared"],
         seed=config["bv"]["seed"],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/simulate.py"
 
@@ -165,6 +171,8 @@ rule bv_table10:
     threads: 1
     params:
         collections=list(BV_PLAN.simulation),
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table10.py"
 
@@ -183,6 +191,8 @@ rule bv_table11:
     threads: 1
     params:
         collections=list(BV_PLAN.simulation),
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table11.py"
 
@@ -211,6 +221,8 @@ rule bv_table12:
         measure=config["bv"]["table12"]["measure"],
         target=config["bv"]["table12"]["target"],
         pattern=config["bv"]["table12"]["pattern"],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table12.py"
 

@@ -29,9 +29,8 @@ rule bv_querymodels:
         mu=config["querymodels"]["mu"],
         fb_weighting=config["querymodels"]["fb_weighting"],
         measures=config["querymodels"]["measures"],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/querymodels.py"
 
-
-def querymodels_targets():
-    return [f"{V}/bv/querymodels/{c}.tsv" for c in config["querymodels"]["collections"]]

@@ -4,22 +4,6 @@ SAMPLING = PLAN.papers["sampling"]
 _S = config["sampling"]
 
 
-def _synth_only(value):
-    """A param only the SYNTH job of a wildcard rule uses (None for a collection)."""
-    return lambda wc: value if wc.collection == "synth" else None
-
-
-def _trec_only(value):
-    """A param only the jobs on a collection (the TREC substitute) use (None for SYNTH)."""
-    return lambda wc: None if wc.collection == "synth" else value
-
-
-def _sampling_inputs(wc):
-    if wc.collection == "synth":
-        return {}
-    return {"runs": runs_of(wc.collection), "qrels": f"{V}/collections/{wc.collection}/qrels.txt"}
-
-
 rule sampling_synth:
     """SYNTH Tables 2–4: true U(S), ShallowPool, DeepPool and Û(S) (approximate Q*); sd under Q*, QP, uniform;
     CI half-width and coverage."""

@@ -6,26 +6,6 @@ VB = PLAN.papers["vb"]
 _VB = config["vb"]
 
 
-def _vb_runs(wc):
-    return list(VB.runs[wc.collection].values())
-
-
-def _vb_systems(wc):
-    return list(VB.runs[wc.collection])
-
-
-def vb_targets():
-    t = [f"{V}/vb/table1.csv", f"{V}/vb/table1.md", f"{V}/vb/case_studies.csv", f"{V}/vb/case_studies.md",
-         f"{V}/vb/verify.csv", f"{V}/vb/verify.md"]
-    if VB.collections:
-        t += [f"{V}/vb/intents_summary.csv", f"{V}/vb/intents_summary.md"]
-    for c in VB.with_runs:
-        t += [f"{V}/vb/{c}/summary.csv", f"{V}/vb/{c}/summary.md", f"{V}/vb/{c}/compare.csv", f"{V}/vb/{c}/compare.md"]
-        t += [f"{V}/vb/{c}/fig{n}.{ext}" for n in (2, 3, 4) for ext in ("pdf", "png")]
-        t += [f"{V}/vb/{c}/sensitivity.csv", f"{V}/vb/{c}/sensitivity.md"]
-    return t
-
-
 rule vb_paper:
     """Table 1 recomputed from its ES column; the Sec. 5 case studies; the paper's range/monotonicity claims."""
     input:
