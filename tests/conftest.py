@@ -1,5 +1,4 @@
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -43,9 +42,6 @@ def irds_home(tmp_path_factory, mirror):
 
 
 # ---------------------------------------------------------------- running the DAG (integration tests)
-import subprocess
-import sys
-
 TEST_CONFIG = REPO / "config" / "test.yaml"
 
 

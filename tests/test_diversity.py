@@ -39,7 +39,10 @@ def test_per_topic_es_hand_computed():
     q = _qrels()
     it = dv.intents_from_qrels(q)
     es = dv.per_topic_es(_run(), q, it, ks=[1, 3])
-    get = lambda t, gain, prior, k: es.query("topic == @t and gain == @gain and prior == @prior and k == @k")["es"].item()
+
+    def get(t, gain, prior, k):
+        return es.query("topic == @t and gain == @gain and prior == @prior and k == @k")["es"].item()
+
     # topic 1: ranking c, z, a. c covers subtopic 2 at rank 1; a covers subtopic 1 at rank 3.
     assert get("1", "binary", "uniform", 1) == pytest.approx(0.5)
     assert get("1", "binary", "mass", 1) == pytest.approx(1 / 3)
