@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import digamma
 
+from irrepro.core.scores import topic_key
 from irrepro.errors import InputError
 
 UNRETRIEVED = ("poisson", "fixed", "retrieved")
@@ -125,7 +126,7 @@ def relevance_profile(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, rel
     q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()
     rel = q[q["relevance"] >= rel_threshold]
     if topics is None:
-        topics = sorted(q["query_id"].unique(), key=_topic_key)
+        topics = sorted(q["query_id"].unique(), key=topic_key)
     topics = [str(t) for t in topics]
     R = rel.groupby("query_id").size().reindex(topics, fill_value=0).to_numpy(dtype=np.int64)
     systems = list(runs)
@@ -197,10 +198,6 @@ def _rank_order(t, score, dcode):
     o = np.argsort(_small_int(-dcode), kind="stable")
     o = o[np.argsort(-score[o], kind="stable")]
     return o[np.argsort(_small_int(t[o]), kind="stable")]
-
-
-def _topic_key(t):
-    return (0, int(t), "") if str(t).isdigit() else (1, 0, str(t))
 
 
 def average_precision(profile: RelevanceProfile) -> np.ndarray:

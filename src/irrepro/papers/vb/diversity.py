@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from irrepro.core.scores import _topic_key
+from irrepro.core.scores import topic_key
 from irrepro.core.verify import to_markdown
 from irrepro.errors import InputError
 from irrepro.papers.vb import vbscore as vbs
@@ -64,8 +64,8 @@ def intents_from_qrels(qrels: pd.DataFrame, min_relevance: int = 1, mass: str = 
     t = pd.DataFrame({"n_rel": g.size(), "grade": g["relevance"].sum()}).reset_index()
     t = t.rename(columns={"iteration": "subtopic"})
     t["mass"] = (t["n_rel"] if mass == "count" else t["grade"]).astype(float)
-    t["_q"] = t["query_id"].map(_topic_key)
-    t["_s"] = t["subtopic"].map(_topic_key)
+    t["_q"] = t["query_id"].map(topic_key)
+    t["_s"] = t["subtopic"].map(topic_key)
     t = t.sort_values(["_q", "_s"], kind="mergesort").reset_index(drop=True)
     pu = np.empty(len(t))
     pm = np.empty(len(t))
@@ -160,7 +160,7 @@ def diversity_measures(run: pd.DataFrame, qrels: pd.DataFrame, measures: Sequenc
     rn = [ir_measures.ScoredDoc(str(q), d, float(s)) for q, d, s in zip(run.query_id, run.doc_id, run.score)]
     rows = [(m.query_id, names.get(m.measure, str(m.measure)), float(m.value)) for m in ir_measures.iter_calc(parsed, qr, rn)]
     df = pd.DataFrame(rows, columns=["topic", "measure", "value"])
-    judged = sorted(set(qrels.loc[qrels.relevance > 0, "query_id"].astype(str)), key=_topic_key)
+    judged = sorted(set(qrels.loc[qrels.relevance > 0, "query_id"].astype(str)), key=topic_key)
     full = pd.MultiIndex.from_product([judged, list(measures)], names=["topic", "measure"])
     return df.set_index(["topic", "measure"]).reindex(full, fill_value=0.0).reset_index()
 
