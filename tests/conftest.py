@@ -1,5 +1,6 @@
 import os
-import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,6 @@ def irds_home(tmp_path_factory, mirror):
 
 
 # ---------------------------------------------------------------- running the DAG (integration tests)
-import subprocess
-import sys
-
 TEST_CONFIG = REPO / "config" / "test.yaml"
 
 

@@ -6,8 +6,42 @@ import pandas as pd
 import pytest
 
 from irrepro.papers.bv import biasvariance as bv
+from irrepro.papers.bv import simulated
 from irrepro.papers.bv import simulation as sim
 from irrepro.errors import InputError
+
+
+def simulate_ap_naive(pos_rel, n_ret: int, R: int, k: int, rng: np.random.Generator,
+                      unretrieved: str = "poisson") -> np.ndarray:
+    """The literal procedure for one system–topic pair (draw ``N`` scores, sort, compute AP), ``k`` samples.
+
+    Slow; the reference the vectorised ``simulation.simulate_ap`` is tested against (test-only code). Scores are the ranks
+    (``−rank`` as score), so sorting reproduces the run's order.
+    """
+    pos_rel = np.asarray(pos_rel, int)
+    r = len(pos_rel)
+    nonrel = np.setdiff1d(np.arange(n_ret), pos_rel)
+    out = np.zeros(k)
+    for j in range(k):
+        rs = min(rng.poisson(r), n_ret)
+        relc = rng.choice(pos_rel, rs, replace=True) if rs and r else np.array([], int)
+        nn = n_ret - rs if len(nonrel) else 0
+        nonc = rng.choice(nonrel, nn, replace=True) if nn else np.array([], int)
+        ranks = np.concatenate([relc, nonc]).astype(float)
+        labels = np.concatenate([np.ones(len(relc)), np.zeros(len(nonc))])
+        # stable sort by original rank; a relevant copy and a non-relevant one never share a rank
+        o = np.argsort(ranks, kind="stable")
+        lab = labels[o]
+        if unretrieved == "poisson":
+            Rs = rs + rng.poisson(R - r)
+        elif unretrieved == "fixed":
+            Rs = rs + R - r
+        else:
+            Rs = rs
+        if Rs > 0:
+            cum = np.cumsum(lab)
+            out[j] = (lab * cum / np.arange(1, len(lab) + 1)).sum() / Rs
+    return out
 
 
 def _profile(pos, n, R):
@@ -22,7 +56,7 @@ def test_vectorised_simulation_matches_the_literal_procedure(unretrieved):
     pos, n, R = [0, 3, 4, 10, 50, 200], 300, 9
     k = 20000
     a = sim.simulate_ap(_profile(pos, n, R), k, np.random.default_rng(2), unretrieved)[0, 0]
-    b = sim.simulate_ap_naive(pos, n, R, k, np.random.default_rng(3), unretrieved)
+    b = simulate_ap_naive(pos, n, R, k, np.random.default_rng(3), unretrieved)
     se = np.sqrt(a.var() / k + b.var() / k)
     assert abs(a.mean() - b.mean()) < 4 * se
     assert a.std() == pytest.approx(b.std(), rel=0.05)
@@ -117,15 +151,15 @@ def test_per_topic_table_and_bad_input(tmp_path):
     df = sim.per_topic_table(prof, 30, np.random.default_rng(1))
     assert list(df.columns) == sim.PER_TOPIC_COLUMNS and len(df) == 9
     assert not df.isna().any().any()
-    row = sim.table10_row(df)
+    row = simulated.table10_row(df)
     assert row["useful_topics"] == 2 and -1 <= row["pearson"] <= 1
-    t11 = sim.table11_rows(df)
+    t11 = simulated.table11_rows(df)
     assert t11["topic"].tolist() == ["1", "2"]                     # topic 3 (no relevant document) left out
     # topic 2: system b has no list (AP 0 always) -> still defined across the three systems, or a reason
     assert all((p is not None) or n for p, n in zip(t11["pearson"], t11["note"]))
     # a single system: Table 10 undefined -> InputError, not NaN
     with pytest.raises(InputError, match="at least 2 systems"):
-        sim.table10_row(df[df["system"] == "a"])
+        simulated.table10_row(df[df["system"] == "a"])
     # k < 2, unknown denominator, threshold 0
     with pytest.raises(InputError, match="k must be >= 2"):
         sim.simulate_ap(prof, 1, np.random.default_rng(0))
@@ -142,10 +176,10 @@ def test_constant_topic_in_table11_is_reported_not_nan():
     df = pd.DataFrame({"system": ["a", "b", "a", "b"], "topic": ["1", "1", "2", "2"], "R": 1, "r": 1, "n_ret": 5,
                        "ap": 0.5, "mean": [0.5, 0.5, 0.2, 0.6], "bias2": [0.01, 0.01, 0.16, 0.0],
                        "var": [0.02, 0.02, 0.01, 0.03], "c": 0.6, "useful": True})
-    t = sim.table11_rows(df)
+    t = simulated.table11_rows(df)
     assert t.loc[0, "pearson"] is None and "constant" in t.loc[0, "note"]
     assert t.loc[1, "pearson"] == pytest.approx(-1.0)
-    s = sim.table11_summary(t)
+    s = simulated.table11_summary(t)
     assert s["defined"] == 1 and s["share_negative"] == 1.0
 
 

@@ -2,7 +2,6 @@
 behaviour of the bias-variance library on bad input."""
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 import yaml
 
 from irrepro.papers.bv import biasvariance as bv
+from irrepro.papers.bv import session, sigir13, tables
 from irrepro.papers.bv import risk
 from irrepro.errors import InputError
 
@@ -20,7 +20,7 @@ A, B, C, T = TOY
 
 
 def test_sigir13_table1():
-    t = bv.ap_bias_variance(TOY, T)
+    t = sigir13.ap_bias_variance(TOY, T)
     assert t["map"].tolist() == pytest.approx([0.2, 0.34, 0.34, 0.45])
     assert t["bias"].tolist() == pytest.approx([0.25, 0.11, 0.11, 0.0])
     assert [risk.robustness_index(x, A) for x in TOY] == [0, 0, 0, 1]
@@ -39,14 +39,14 @@ def test_sigir13_table1():
 
 
 def test_sigir13_table2_and_eq7():
-    t = bv.rho_bias_variance(TOY, T)
+    t = sigir13.rho_bias_variance(TOY, T)
     assert t["bias"].tolist() == pytest.approx([0.25, 0.11, 0.11, 0.0])
     assert t["var"].tolist() == pytest.approx([0.0225, 0.0001, 0.0036, 0.0])
     assert t["total"].tolist() == pytest.approx([0.0850, 0.0122, 0.0157, 0.0])
     # Eq. 7: Var(ρ) + Bias²(ρ) = E(AP − AP_T)²
     assert t["total"].to_numpy() == pytest.approx(((TOY - T) ** 2).mean(axis=1))
     with pytest.raises(InputError, match="target has 3 queries"):
-        bv.rho_bias_variance(TOY, [0.1, 0.2, 0.3])
+        sigir13.rho_bias_variance(TOY, [0.1, 0.2, 0.3])
 
 
 def test_robustness_measures_by_hand():
@@ -78,10 +78,10 @@ def test_bad_input_has_defined_behaviour():
     assert v is None and "constant" in why
     # a single system
     with pytest.raises(InputError, match="at least 2 systems"):
-        bv.table9_row(X[:1], random_size=2, random_groups=2, random_repeats=3, difficulty_size=2)
+        tables.table9_row(X[:1], random_size=2, random_groups=2, random_repeats=3, difficulty_size=2)
     # fewer topics than a group size
     with pytest.raises(InputError, match="group size 5 exceeds the number of topics 4"):
-        bv.table9_row(X, random_size=5, random_groups=3, random_repeats=3, difficulty_size=2)
+        tables.table9_row(X, random_size=5, random_groups=3, random_repeats=3, difficulty_size=2)
     with pytest.raises(InputError, match="group size 9 exceeds"):
         bv.difficulty_groups(X, 9)
 
@@ -120,15 +120,15 @@ def _ndcg10(run_lines, grades):
 
 
 def test_session_run_names():
-    assert bv.session_run_name("input.CWIpostRW.RL1") == ("CWIpostRW", "RL1")
-    assert bv.session_run_name("input.uogTrSeS.RL4.gz") == ("uogTrSeS", "RL4")
+    assert session.session_run_name("input.CWIpostRW.RL1") == ("CWIpostRW", "RL1")
+    assert session.session_run_name("input.uogTrSeS.RL4.gz") == ("uogTrSeS", "RL4")
     with pytest.raises(InputError, match="does not match"):
-        bv.session_run_name("myrun.txt")
+        session.session_run_name("myrun.txt")
 
 
 def test_table12_on_session_fixture():
     runs, qrels, tmap = _session_inputs()
-    scores = bv.session_scores(runs, qrels, "nDCG@10", topic_map=tmap)
+    scores = session.session_scores(runs, qrels, "nDCG@10", topic_map=tmap)
     assert sorted(scores["condition"].unique()) == ["RL1", "RL2", "RL3"]
     assert sorted(scores["topic"].unique()) == ["1", "2", "3", "4", "5"]      # sessions, not topics
     # every score equals nDCG@10 by hand, through the session -> topic map
@@ -138,7 +138,7 @@ def test_table12_on_session_fixture():
             t, _, d, g = line.split()
             q.setdefault(t, {})[d] = int(g)
     for name, run in runs.items():
-        system, cond = bv.session_run_name(name)
+        system, cond = session.session_run_name(name)
         for s in ["1", "2", "3", "4", "5"]:
             sub = run[run["query_id"] == s]
             lines = list(zip(sub["doc_id"], sub["score"]))
@@ -146,7 +146,7 @@ def test_table12_on_session_fixture():
             assert float(got.iloc[0]) == pytest.approx(_ndcg10(lines, q[tmap[s]]), abs=1e-9), (name, s)
     # ICTNET11SS.RL3 did not answer session 5: 0
     assert scores.query("system == 'ICTNET11SS' and condition == 'RL3' and topic == '5'")["value"].iloc[0] == 0
-    table, per = bv.session_tradeoffs(scores, ["RL1", "RL2", "RL3"])
+    table, per = session.session_tradeoffs(scores, ["RL1", "RL2", "RL3"])
     for cond in ["RL1", "RL2", "RL3"]:
         M = scores[scores.condition == cond].pivot(index="system", columns="topic", values="value")
         X = M.to_numpy()
@@ -167,33 +167,33 @@ def test_table12_on_session_fixture():
     r = per.set_index(["condition", "system"]).loc[("RL2", "uogTrSeS")]
     assert r["total"] == pytest.approx((x.mean() - c_all) ** 2 + x.var())
     # the track-wide target reading is available and differs in c only
-    t2, _ = bv.session_tradeoffs(scores, ["RL1", "RL2", "RL3"], target="track")
+    t2, _ = session.session_tradeoffs(scores, ["RL1", "RL2", "RL3"], target="track")
     assert len(t2) == 3 and all(v is None or -1 <= v <= 1 for v in t2["pearson"])
 
 
 def test_table12_bad_input():
     runs, qrels, tmap = _session_inputs()
-    scores = bv.session_scores(runs, qrels, "nDCG@10", topic_map=tmap)
+    scores = session.session_scores(runs, qrels, "nDCG@10", topic_map=tmap)
     with pytest.raises(InputError, match=r"no runs for condition\(s\) \['RL4'\]"):
-        bv.session_tradeoffs(scores, ["RL1", "RL4"])
+        session.session_tradeoffs(scores, ["RL1", "RL4"])
     # a condition with a single system: the cell is None with the reason, not NaN, and the others are computed
     one = scores[~((scores.condition == "RL2") & (scores.system != "uogTrSeS"))]
-    t, _ = bv.session_tradeoffs(one, ["RL1", "RL2", "RL3"])
+    t, _ = session.session_tradeoffs(one, ["RL1", "RL2", "RL3"])
     r = t.set_index("condition").loc["RL2"]
     assert r["pearson"] is None and "at least 2 systems" in r["note"]
     assert t.set_index("condition").loc["RL1", "pearson"] is not None
     dup = dict(runs)
     dup["input.CWIpostRW.RL1.gz"] = runs["input.CWIpostRW.RL1"]
     with pytest.raises(InputError, match="both system 'CWIpostRW', condition 'RL1'"):
-        bv.session_scores(dup, qrels, "nDCG@10", topic_map=tmap)
+        session.session_scores(dup, qrels, "nDCG@10", topic_map=tmap)
     with pytest.raises(InputError, match="topic map"):
-        bv.session_scores(runs, qrels, "nDCG@10", topic_map={"1": "999"})
+        session.session_scores(runs, qrels, "nDCG@10", topic_map={"1": "999"})
 
 
 @pytest.mark.integration
 def test_table12_rule_runs_on_user_session_runs(tmp_path, mirror):
     """The rule, requested by naming its file, on the fixture configured as a user would (bv.table12.tracks)."""
-    from conftest import REPO, TEST_CONFIG, snakemake
+    from conftest import TEST_CONFIG, snakemake
     cfg = yaml.safe_load(TEST_CONFIG.read_text())
     cfg["bv"]["table12"] = {"tracks": {"session2011": {
         "qrels": str(SESSION / "qrels.txt"), "runs": str(SESSION / "runs"),
@@ -218,11 +218,11 @@ def test_table12_rule_runs_on_user_session_runs(tmp_path, mirror):
 def test_table9_row_leaves_undefined_cells_empty_with_the_reason():
     rng = np.random.default_rng(0)
     X = rng.random((5, 8))
-    strict = bv.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2)
-    loose = bv.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
+    strict = tables.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2)
+    loose = tables.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
     assert loose.pop("note") == "" and loose == strict
     # 8 topics, random groups of 10: the random columns are undefined, the others computed
-    r = bv.table9_row(X, random_size=10, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
+    r = tables.table9_row(X, random_size=10, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
     assert r["random"] is None and r["random_norm"] is None
     assert "random: group size 10 exceeds the number of topics 8" in r["note"]
     assert all(isinstance(r[k], float) and np.isfinite(r[k]) for k in ("original", "original_norm", "difficulty"))

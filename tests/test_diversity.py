@@ -39,7 +39,10 @@ def test_per_topic_es_hand_computed():
     q = _qrels()
     it = dv.intents_from_qrels(q)
     es = dv.per_topic_es(_run(), q, it, ks=[1, 3])
-    get = lambda t, gain, prior, k: es.query("topic == @t and gain == @gain and prior == @prior and k == @k")["es"].item()
+
+    def get(t, gain, prior, k):
+        return es.query("topic == @t and gain == @gain and prior == @prior and k == @k")["es"].item()
+
     # topic 1: ranking c, z, a. c covers subtopic 2 at rank 1; a covers subtopic 1 at rank 3.
     assert get("1", "binary", "uniform", 1) == pytest.approx(0.5)
     assert get("1", "binary", "mass", 1) == pytest.approx(1 / 3)
@@ -72,7 +75,7 @@ def test_2012_counts(web2012):
 
 
 def test_2012_ql_catb_alpha_ndcg_err_ia(web2012, mirror):
-    """ARCHITECTURE.md's verified check: Indri QL cat B on the 2012 diversity qrels."""
+    """The toolchain check (ir_measures + pyndeval): Indri QL cat B on the 2012 diversity qrels."""
     _, qrels = web2012
     run = read_run(mirror / "artifacts/trec-web-2012-runs/ql-results-catb.txt", system="ql-catb")
     m = dv.diversity_measures(run, qrels, ["alpha_nDCG@20", "ERR_IA@20"])

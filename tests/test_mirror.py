@@ -1,5 +1,4 @@
 """The offline mirror: artifacts are md5-verified; no network and no mirror gives an actionable error."""
-import os
 
 import pytest
 

@@ -5,15 +5,11 @@ Runs in CI (CI=true) and when IRREPRO_SLURM_TESTS=1; needs root and Debian's slu
 (`bash tests/slurm/install.sh`). Every daemon started is stopped by PID.
 """
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import REPO, result_files, snakemake
-
-sys.path.insert(0, str(Path(__file__).parent / "slurm"))
-from cluster import available, slurm_cluster  # noqa: E402
+from slurm.cluster import available, slurm_cluster  # tests/ is on sys.path (pytest's rootdir-relative imports)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
 

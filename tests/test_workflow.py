@@ -4,10 +4,7 @@ Also: a second run does nothing; changing one grid value reruns only what depend
 user files fail early with a message naming the key / file:line, and leave no half-written output.
 """
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -118,17 +115,17 @@ def test_malformed_user_run_fails_with_file_and_line_and_no_output(tmp_path, mir
     # only the spine: the paper sections of config/test.yaml name collections this config drops
     p = _write_cfg(tmp_path, collections={}, papers=[], querymodels={"collections": []}, imports={
         "mine": {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP"]}})
-    r = snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p, check=False)
+    r = snakemake(tmp_path, "--cores", "1", "results/test/scores/mine.tsv", config=p, check=False)
     assert r.returncode != 0
     assert f"{runs / 'bad.run'}:2: rank 'two' is not an integer" in r.stdout + r.stderr
     assert not (tmp_path / "results/test/scores/mine.tsv").exists()
     # fixed, and with a topic the qrels do not judge: a clear error too
     (runs / "bad.run").write_text("1 Q0 d1 1 2.0 bad\n7 Q0 d2 1 1.0 bad\n")
-    r = snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p, check=False)
+    r = snakemake(tmp_path, "--cores", "1", "results/test/scores/mine.tsv", config=p, check=False)
     assert r.returncode != 0 and "topic(s) of the run are not in the qrels" in r.stdout + r.stderr
     # and correct files import
     (runs / "bad.run").write_text("1 Q0 d2 1 2.0 bad\n1 Q0 d1 2 1.0 bad\n")
-    snakemake(tmp_path, "--cores", "1", f"results/test/scores/mine.tsv", config=p)
+    snakemake(tmp_path, "--cores", "1", "results/test/scores/mine.tsv", config=p)
     m = to_matrix(read_scores(tmp_path / "results/test/scores/mine.tsv"), "AP")
     assert m.loc["1", "good"] == 1.0 and m.loc["1", "bad"] == 0.5
 

@@ -17,7 +17,6 @@ from irrepro.errors import InputError, MissingDataError
 
 
 def _scores(a) -> int:
-    import pandas as pd
 
     from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_runs
     from irrepro.core.scores import write_scores

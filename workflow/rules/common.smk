@@ -90,3 +90,78 @@ def import_inputs(name):
         files.append(spec["qrels"])
         files += [str(p) for p in run_files(spec["runs"])]
     return files
+
+
+# ---------------------------------------------------------------- bv.smk
+
+
+def bv_sim_inputs(wc):
+    """Run files and qrels of a simulated collection: the population's runs, or a user's import of type runs."""
+    c = wc.collection
+    if c in COLLECTIONS:
+        return {"runs": runs_of(c), "qrels": f"{V}/collections/{c}/qrels.txt"}
+    return BV_PLAN.simulation_imports[c]
+
+
+# ---------------------------------------------------------------- querymodels.smk
+
+
+def querymodels_targets():
+    return [f"{V}/bv/querymodels/{c}.tsv" for c in config["querymodels"]["collections"]]
+
+
+# ---------------------------------------------------------------- sampling.smk
+
+
+def _synth_only(value):
+    """A param only the SYNTH job of a wildcard rule uses (None for a collection)."""
+    return lambda wc: value if wc.collection == "synth" else None
+
+
+def _trec_only(value):
+    """A param only the jobs on a collection (the TREC substitute) use (None for SYNTH)."""
+    return lambda wc: None if wc.collection == "synth" else value
+
+
+def _sampling_inputs(wc):
+    if wc.collection == "synth":
+        return {}
+    return {"runs": runs_of(wc.collection), "qrels": f"{V}/collections/{wc.collection}/qrels.txt"}
+
+
+# ---------------------------------------------------------------- vb.smk
+
+
+def _vb_runs(wc):
+    return list(VB.runs[wc.collection].values())
+
+
+def _vb_systems(wc):
+    return list(VB.runs[wc.collection])
+
+
+def vb_targets():
+    t = [f"{V}/vb/table1.csv", f"{V}/vb/table1.md", f"{V}/vb/case_studies.csv", f"{V}/vb/case_studies.md",
+         f"{V}/vb/verify.csv", f"{V}/vb/verify.md"]
+    if VB.collections:
+        t += [f"{V}/vb/intents_summary.csv", f"{V}/vb/intents_summary.md"]
+    for c in VB.with_runs:
+        t += [f"{V}/vb/{c}/summary.csv", f"{V}/vb/{c}/summary.md", f"{V}/vb/{c}/compare.csv", f"{V}/vb/{c}/compare.md"]
+        t += [f"{V}/vb/{c}/fig{n}.{ext}" for n in (2, 3, 4) for ext in ("pdf", "png")]
+        t += [f"{V}/vb/{c}/sensitivity.csv", f"{V}/vb/{c}/sensitivity.md"]
+    return t
+
+
+# ---------------------------------------------------------------- verify.smk
+
+
+def verify_papers():
+    """Papers with a verify table: those whose rule file registered values files."""
+    return [p for p in PAPERS_PRESENT if VERIFY_VALUES.get(p)]
+
+
+def verify_tables():
+    legacy = [p for p in PAPERS_PRESENT if f"{p}_verify" in rules._rules and p not in VERIFY_VALUES]
+    if "ci" in legacy and not globals().get("CI_COLLS"):
+        legacy.remove("ci")
+    return [f"{V}/{p}/verify.csv" for p in sorted(set(verify_papers() + legacy), key=PAPERS_PRESENT.index)]

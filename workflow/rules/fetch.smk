@@ -9,7 +9,6 @@ rule fetch_artifact:
         name=".+",
     params:
         mirror=MIRROR,
-        cache=f"{RES}/artifacts",
     log:
         f"{RES}/logs/fetch_artifact/{{name}}.log",
     threads: 1

@@ -10,21 +10,27 @@ rule bv_querymodels:
         docs=lambda wc: docs_inputs(wc.collection),
     output:
         f"{V}/bv/querymodels/{{collection}}.tsv",
-    wildcard_constraints:
-        collection=_alt(COLLECTIONS),
-    params:
-        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
-        settings=json.dumps(config["querymodels"], sort_keys=True),
-        home=f"{RES}/ir_datasets",
     log:
         f"{V}/logs/bv_querymodels/{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
+    params:
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        home=f"{RES}/ir_datasets",
+        lambdas=config["querymodels"]["lambdas"],
+        rns=config["querymodels"]["rns"],
+        fb_docs=config["querymodels"]["fb_docs"],
+        n_terms=config["querymodels"]["n_terms"],
+        depth=config["querymodels"]["depth"],
+        mu=config["querymodels"]["mu"],
+        fb_weighting=config["querymodels"]["fb_weighting"],
+        measures=config["querymodels"]["measures"],
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/querymodels.py"
 
-
-def querymodels_targets():
-    return [f"{V}/bv/querymodels/{c}.tsv" for c in config["querymodels"]["collections"]]

@@ -1,6 +1,7 @@
-# P2: unbiased comparative evaluation by sampling (Schnabel et al., ICTIR 2016).
+# P2: unbiased comparative evaluation by sampling (Schnabel et al., ICTIR 2016). Plan: irrepro.papers.sampling.plan.
 
-SMC = config["sampling"]
+SAMPLING = PLAN.papers["sampling"]
+_S = config["sampling"]
 
 
 rule sampling_synth:
@@ -13,27 +14,21 @@ rule sampling_synth:
         t4=report(f"{V}/sampling/table4.md", caption="../report/sampling/table4.rst", category="Sampling"),
         values=f"{V}/sampling/values/synth.json",
     params:
-        settings=json.dumps(SMC, sort_keys=True),
+        synth=json.dumps(_S["synth"], sort_keys=True),
+        seed=_S["seed"],
+        budget_per_query=_S["budget_per_query"],
+        trials=_S["trials"],
+        alpha=_S["alpha"],
     log:
         f"{V}/logs/sampling/synth.log",
     threads: 1
     resources:
         mem_mb=6000,
         runtime=30,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/sampling/synth.py"
-
-
-SM_TREC = [c for c in SMC["trec"]["collections"]]
-for _c in SM_TREC:
-    if _c not in COLLECTIONS:
-        raise ValueError(f"config key sampling.trec.collections: {_c!r} is not a retrieved collection")
-
-
-def _sampling_inputs(wc):
-    if wc.data == "synth":
-        return {}
-    return {"runs": runs_of(wc.data), "qrels": f"{V}/collections/{wc.data}/qrels.txt"}
 
 
 rule sampling_comparative:
@@ -42,43 +37,45 @@ rule sampling_comparative:
     input:
         unpack(_sampling_inputs),
     output:
-        tables=f"{V}/sampling/tables5-7_{{data}}.csv",
-        md=report(f"{V}/sampling/tables5-7_{{data}}.md", caption="../report/sampling/tables57.rst",
+        tables=f"{V}/sampling/tables5-7_{{collection}}.csv",
+        md=report(f"{V}/sampling/tables5-7_{{collection}}.md", caption="../report/sampling/tables57.rst",
                   category="Sampling"),
-        accuracy=f"{V}/sampling/accuracy_{{data}}.csv",
-        tables24=f"{V}/sampling/tables2-4_{{data}}.csv",
-        pdf=f"{V}/sampling/figs1-3_{{data}}.pdf",
-        png=report(f"{V}/sampling/figs1-3_{{data}}.png", caption="../report/sampling/figs.rst", category="Sampling",
-                   labels={"figure": "Figs 1-3", "data": "{data}"}),
-        values=f"{V}/sampling/values/comparative_{{data}}.json",
+        accuracy=f"{V}/sampling/accuracy_{{collection}}.csv",
+        tables24=f"{V}/sampling/tables2-4_{{collection}}.csv",
+        pdf=f"{V}/sampling/figs1-3_{{collection}}.pdf",
+        png=report(f"{V}/sampling/figs1-3_{{collection}}.png", caption="../report/sampling/figs.rst",
+                   category="Sampling", labels={"figure": "Figs 1-3", "collection": "{collection}"}),
+        values=f"{V}/sampling/values/comparative_{{collection}}.json",
+    wildcard_constraints:
+        collection=_alt(SAMPLING.data_sets),
     params:
-        settings=json.dumps(SMC, sort_keys=True),
+        seed=_S["seed"],
+        window=_S["window"],
+        budgets_per_query=_S["budgets_per_query"],
+        accuracy_trials=_S["accuracy_trials"],
+        synth=_synth_only(json.dumps(_S["synth"], sort_keys=True)),
+        depth=_trec_only(_S["trec"]["depth"]),
+        budget_per_query=_trec_only(_S["budget_per_query"]),
+        trials=_trec_only(_S["trials"]),
+        alpha=_trec_only(_S["alpha"]),
     log:
-        f"{V}/logs/sampling/comparative_{{data}}.log",
+        f"{V}/logs/sampling/comparative_{{collection}}.log",
     threads: 1
     resources:
         mem_mb=8000,
+    conda:
+        "../envs/irrepro.yaml"
     script:
         "../scripts/sampling/comparative.py"
 
 
-rule sampling_verify:
-    input:
-        values=[f"{V}/sampling/values/synth.json"]
-        + [f"{V}/sampling/values/comparative_{d}.json" for d in ["synth"] + SM_TREC],
-        reference=f"{REPO}/config/reference/sampling.yaml",
-    output:
-        csv=f"{V}/sampling/verify.csv",
-        md=report(f"{V}/sampling/verify.md", caption="../report/sampling/verify.rst", category="Verify"),
-    log:
-        f"{V}/logs/sampling/verify.log",
-    threads: 1
-    script:
-        "../scripts/sampling/verify.py"
+VERIFY_VALUES["sampling"] = [f"{V}/sampling/values/synth.json"] + [
+    f"{V}/sampling/values/comparative_{c}.json" for c in SAMPLING.data_sets
+]
 
 
 rule sampling_all:
     input:
         f"{V}/sampling/synth_tables.csv",
-        [f"{V}/sampling/figs1-3_{d}.png" for d in ["synth"] + SM_TREC],
+        [f"{V}/sampling/figs1-3_{c}.png" for c in SAMPLING.data_sets],
         f"{V}/sampling/verify.csv",

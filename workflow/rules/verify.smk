@@ -2,18 +2,6 @@
 # its rules wrote, registered in VERIFY_VALUES by the paper's rule file), and one summary of every paper.
 
 
-def verify_papers():
-    """Papers with a verify table: those whose rule file registered values files."""
-    return [p for p in PAPERS_PRESENT if VERIFY_VALUES.get(p)]
-
-
-def verify_tables():
-    legacy = [p for p in PAPERS_PRESENT if f"{p}_verify" in rules._rules and p not in VERIFY_VALUES]
-    if "ci" in legacy and not globals().get("CI_COLLS"):
-        legacy.remove("ci")
-    return [f"{V}/{p}/verify.csv" for p in sorted(set(verify_papers() + legacy), key=PAPERS_PRESENT.index)]
-
-
 rule verify:
     """<paper>/verify.csv: one row per reference row (item, data, paper's value, ours, difference, tolerance, ok,
     note), then any computed item without a paper value."""

@@ -6,6 +6,8 @@ from irrepro.datasets.mirror import artifact_path
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    p = artifact_path(sm.wildcards.name, cache_dir=sm.params.cache, mirror=sm.params.mirror)
-    assert Path(p).resolve() == Path(sm.output[0]).resolve(), (p, sm.output[0])
-    log.info("artifact %s ready at %s", sm.wildcards.name, p)
+    out, name = Path(sm.output[0]), sm.wildcards.name
+    cache = out.parents[len(Path(name).parts) - 1]  # the output is <cache>/<name>
+    p = artifact_path(name, cache_dir=cache, mirror=sm.params.mirror)
+    assert Path(p).resolve() == out.resolve(), (p, out)
+    log.info("artifact %s ready at %s", name, p)

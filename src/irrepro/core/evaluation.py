@@ -13,7 +13,6 @@ Conventions (documented for users who compare with trec_eval):
 """
 from __future__ import annotations
 
-import math
 
 from pathlib import Path
 

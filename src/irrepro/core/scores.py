@@ -64,7 +64,7 @@ def to_matrix(df: pd.DataFrame, measure: str, collection: str | None = None) -> 
         row = sub[dup].iloc[0]
         raise InputError(f"duplicate score for system {row.system!r}, topic {row.topic!r}, measure {measure!r}")
     mat = sub.pivot(index="topic", columns="system", values="value")
-    mat = mat.reindex(index=sorted(mat.index, key=_topic_key), columns=sorted(mat.columns))
+    mat = mat.reindex(index=sorted(mat.index, key=topic_key), columns=sorted(mat.columns))
     mat.index.name, mat.columns.name = "topic", "system"
     return mat.astype(float)
 
@@ -77,6 +77,7 @@ def from_matrix(mat: pd.DataFrame, collection: str, measure: str) -> pd.DataFram
     return normalise_scores(long)
 
 
-def _topic_key(t):
+def topic_key(t):
+    """Sort key of topic ids: numeric ids numerically (2 before 10), then the others as text."""
     s = str(t)
     return (0, int(s), "") if s.isdigit() else (1, 0, s)

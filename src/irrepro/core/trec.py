@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from irrepro.errors import InputError
-from irrepro.core.scores import normalise_scores, _topic_key
+from irrepro.core.scores import normalise_scores, topic_key
 
 RUN_COLUMNS = ["query_id", "doc_id", "rank", "score", "system"]
 QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
@@ -26,8 +26,8 @@ def _open(path):
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
     if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")  # -sig: a byte-order mark is not part of the first id
 
 
 def _float(tok, path, lineno, what):
@@ -108,7 +108,7 @@ def write_run(df: pd.DataFrame, path, system: str | None = None, depth: int | No
     if depth is not None:
         df = df[df["rank"] <= depth]
     tag = system or "irrepro"
-    qorder = sorted(df["query_id"].unique(), key=_topic_key)
+    qorder = sorted(df["query_id"].unique(), key=topic_key)
     df["_q"] = df["query_id"].map({q: i for i, q in enumerate(qorder)})
     df = df.sort_values(["_q", "rank"], kind="mergesort")
     with open(path, "w") as f:
@@ -146,7 +146,7 @@ def write_qrels(df: pd.DataFrame, path) -> None:
     df = df.copy()
     if "iteration" not in df.columns:
         df["iteration"] = "0"
-    df["_q"] = df["query_id"].astype(str).map(_topic_key)
+    df["_q"] = df["query_id"].astype(str).map(topic_key)
     df = df.sort_values(["_q", "iteration", "doc_id"], kind="mergesort")
     with open(path, "w") as f:
         for q, it, d, r in zip(df.query_id, df.iteration, df.doc_id, df.relevance):
@@ -155,7 +155,7 @@ def write_qrels(df: pd.DataFrame, path) -> None:
 
 def check_run_topics(run: pd.DataFrame, qrels: pd.DataFrame, run_path=None, qrels_path=None) -> None:
     """Raise if the run has topics that the qrels do not judge (their scores would be silently undefined)."""
-    extra = sorted(set(run["query_id"]) - set(qrels["query_id"]), key=_topic_key)
+    extra = sorted(set(run["query_id"]) - set(qrels["query_id"]), key=topic_key)
     if extra:
         raise InputError(f"{len(extra)} topic(s) of the run are not in the qrels {qrels_path or ''}: "
                          f"{extra[:10]}{' ...' if len(extra) > 10 else ''}; restrict the run to judged topics "
@@ -177,10 +177,17 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
     rows = []
     with _open(path) as f:
         current_run = os.path.basename(os.fspath(path))
+        width = None  # (fields, line) of the first data line
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             parts = line.split()
+            if width is None and len(parts) in (3, 4):
+                width = (len(parts), lineno)
+            elif width is not None and len(parts) != width[0] and len(parts) in (3, 4):
+                raise InputError(f"{len(parts)} fields, but line {width[1]} has {width[0]}: a file is either "
+                                 f"'measure topic value' or 'run measure topic value' throughout", path=path,
+                                 line=lineno)
             if len(parts) == 3:
                 m, topic, val = parts
                 run = current_run
@@ -189,6 +196,9 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
             else:
                 raise InputError(f"expected 'measure topic value' or 'run measure topic value', got {len(parts)} "
                                  f"fields: {line.strip()[:80]!r}", path=path, line=lineno)
+            if not m[:1].isalpha():
+                raise InputError(f"{m!r} is not a measure name (expected 'measure topic value' or "
+                                 f"'run measure topic value')", path=path, line=lineno)
             if m == "runid":
                 if len(parts) == 3:
                     current_run = val

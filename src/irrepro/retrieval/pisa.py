@@ -12,13 +12,10 @@ again, every expansion stem is sent as its most frequent surface form in the fee
 from __future__ import annotations
 
 import itertools
-import json
-import os
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
 
-import numpy as np
 import pandas as pd
 
 from irrepro.errors import InputError

@@ -1,22 +1,24 @@
-"""Bias–variance evaluation of IR systems (Zhang et al., SIGIR 2013; Zhang et al., IP&M 2022 "BV-Test").
+"""Bias–variance decomposition of IR evaluation scores (BV-Test, Zhang et al. IP&M 2022).
 
 A score matrix ``X`` has one row per system ``i`` and one column per topic (or topic group) ``j``.
 
 * target system (BV-Test Table 1): ``x_T[j] = max_i x[i, j]``; target value ``c = mean_j x_T[j]`` (or ``c = 1``);
 * Eq. 7:  ``E(x_i − c)² = Bias²(x_i) + Var(x_i)`` with ``Bias²(x_i) = (x̄_i − c)²`` and
   ``Var(x_i) = E(x_i − x̄_i)²`` — the *population* variance over topics (``ddof = 0``), which is what makes Eq. 7
-  an identity; ``ddof`` is a parameter for other conventions;
-* Eq. 11 (max–min normalisation per topic): ``x'[i, j] = (x[i, j] − min_i x[i, j]) / (max_i − min_i)``;
-* Eq. 16: ``ρ_i = x_T − x_i`` and ``Var(ρ_i) = Var(x_T) + Var(x_i) − 2 Cov(x_T, x_i)``;
+  an identity; ``ddof`` is a parameter for other conventions (:func:`bias_variance`);
+* Eq. 11 (max–min normalisation per topic): ``x'[i, j] = (x[i, j] − min_i x[i, j]) / (max_i − min_i)``
+  (:func:`maxmin_normalise`);
+* Eq. 16: ``ρ_i = x_T − x_i`` and ``Var(ρ_i) = Var(x_T) + Var(x_i) − 2 Cov(x_T, x_i)`` (:func:`rho_decomposition`);
 * topic grouping (Sec. 5.3.2): random groups of ``size`` topics drawn ``n_groups`` times, repeated ``R`` times,
   or fixed groups of consecutive topics ordered by difficulty (the best score on the topic); a group's score is
-  the mean of its topics' scores (MAP of the group).
-
+  the mean of its topics' scores (MAP of the group) (:func:`tradeoff_random`, :func:`tradeoff_groups`);
 * per-topic bias–variance over simulated collections (BV-Test Sec. 3.4, Eq. 12–14): for one topic, ``y_{i,j}`` is
   system ``i``'s score on collection sample ``j``; ``y_T,j = max_i y_{i,j}``, ``c = ȳ_T`` and Eq. 12
-  ``E(y_i − c)² = Bias²(y_i) + Var(y_i)``; Eq. 13/14 average ``Bias²`` and ``Var`` over topics (Tables 10, 11);
-* SIGIR 2013 (Zhang et al.) Eqs. 1–7: ``Bias(AP) = MAP_T − MAP``, ``Var(AP)``, and on ``ρ = AP_T − AP``:
-  ``Bias(ρ) = E(ρ) − ρ_T`` (``ρ_T = 0``), ``Var(ρ)`` and ``E(AP − AP_T)² = Var(ρ) + Bias²(ρ)`` (Tables 1, 2).
+  ``E(y_i − c)² = Bias²(y_i) + Var(y_i)`` (:func:`per_topic_bias_variance`); Eq. 13/14 average ``Bias²`` and
+  ``Var`` over topics (Tables 10, 11: :func:`averaged_tradeoff`, :func:`per_topic_tradeoff`).
+
+The tables built on these are in ``irrepro.papers.bv.tables`` (BV-Test Tables 2, 8, 9), ``.simulated`` (Tables
+10–11), ``.session`` (Table 12) and ``.sigir13`` (SIGIR 2013 Eqs. 1–7, Tables 1–2).
 
 Functions take numpy arrays (systems × topics) and return arrays or frames. Bad input has defined behaviour, and
 no function returns NaN:
@@ -33,8 +35,6 @@ no function returns NaN:
 * a variance with ``ddof`` needs more than ``ddof`` topics (``InputError``, never the NaN numpy would return).
 """
 from __future__ import annotations
-
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -225,56 +225,8 @@ def tradeoff_random(X, size: int, n_groups: int, repeats: int, seed: int, target
     return (b * v).sum(axis=1) / den
 
 
-TABLE9_COLUMNS = ["original", "original_norm", "random", "random_norm", "difficulty", "difficulty_norm"]
 
-
-def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_target="group",
-               difficulty_size=5, difficulty_target="topic", seed=0, strict: bool = True, **_ignored) -> dict:
-    """One row of BV-Test Table 9 for a systems × topics matrix: the Bias²–Var correlation on the original scores
-    and on max–min normalised scores (Eq. 11), ungrouped, over random groups (mean over repetitions) and over
-    query-difficulty groups (difficulty = the best original score of the topic).
-
-    ``strict=True``: an undefined cell (a single system, constant Bias² or Var, a group size above the number of
-    topics) raises ``InputError``. ``strict=False``: the cell is None and ``row["note"]`` says why, per column.
-    """
-    X = _check(X)
-    Xn = maxmin_normalise(X)
-
-    def random(M, s):
-        return float(tradeoff_random(M, random_size, random_groups, random_repeats, s, random_target).mean())
-
-    def difficulty(M):
-        return tradeoff_groups(M, difficulty_groups(X, difficulty_size), difficulty_target)
-
-    cells = {"original": (tradeoff, X), "original_norm": (tradeoff, Xn), "random": (random, X, seed),
-             "random_norm": (random, Xn, seed + 1), "difficulty": (difficulty, X), "difficulty_norm": (difficulty, Xn)}
-    row, notes = {}, []
-    for col, (fn, *args) in cells.items():
-        if strict:
-            row[col] = fn(*args)
-        else:
-            row[col], why = try_value(fn, *args)
-            if why:
-                notes.append(f"{col}: {why}")
-    if not strict:
-        row["note"] = "; ".join(notes)
-    return row
-
-
-def table8(X, systems, top: int = 8, ddof: int = 1) -> pd.DataFrame:
-    """BV-Test Table 8 for the ``top`` systems by mean score: |ZRisk| (α = 0, baseline = the target system) and
-    the Eq. 16 decomposition of Var(ρ)."""
-    from irrepro.papers.bv.risk import zrisk
-    X = _check(X)
-    xt = X.max(axis=0)
-    d = rho_decomposition(X, ddof)
-    d.insert(0, "system", list(systems))
-    d.insert(1, "mean", X.mean(axis=1))
-    d.insert(2, "abs_zrisk", [abs(zrisk(x, xt, 0.0)) for x in X])
-    return d.sort_values("mean", ascending=False, kind="stable").head(top).reset_index(drop=True)
-
-
-# --- per-topic bias–variance over simulated document collections (BV-Test Sec. 3.4, Tables 10–11) -------------
+# --- per-topic bias–variance over simulated document collections (BV-Test Sec. 3.4, Eqs. 12–14) ---------------
 
 def per_topic_bias_variance(Y, ddof: int = 0):
     """Eq. 12 on every topic: ``Y`` is ``systems × topics × k`` (score of system ``i`` on topic ``t`` in collection
@@ -314,154 +266,3 @@ def per_topic_tradeoff(bias2, var) -> pd.DataFrame:
     rows = [try_value(pearson, bias2[:, t], var[:, t]) for t in range(bias2.shape[1])]
     return pd.DataFrame({"pearson": pd.Series([v for v, _ in rows], dtype=object),
                          "note": [n for _, n in rows]})
-
-
-# --- SIGIR 2013 (Zhang, Song, Wang, Hou): bias–variance of AP and of ρ = AP_T − AP (Tables 1, 2) --------------
-
-def ap_bias_variance(X, target) -> pd.DataFrame:
-    """SIGIR 2013 Eqs. 1–3 per model (row of ``X``, models × queries) against the target model's per-query AP
-    ``target``: ``bias = MAP_T − MAP`` (Eq. 1), ``var = E(AP − MAP)²`` (Eq. 2, population variance) and
-    ``total = bias² + var = E(AP − MAP_T)²`` (Eq. 3)."""
-    X = _check(X)
-    t = _check(np.atleast_2d(target))[0]
-    if t.size != X.shape[1]:
-        raise InputError(f"target has {t.size} queries, the models {X.shape[1]}")
-    mean = X.mean(axis=1)
-    bias = t.mean() - mean
-    var = X.var(axis=1)
-    return pd.DataFrame({"map": mean, "bias": bias, "var": var, "total": bias ** 2 + var})
-
-
-def rho_bias_variance(X, target) -> pd.DataFrame:
-    """SIGIR 2013 Eqs. 4–7 per model: ``ρ = AP_T − AP`` (Eq. 4), ``bias = E(ρ) − ρ_T`` with ``ρ_T = 0`` (Eq. 5),
-    ``var = E(ρ − E(ρ))²`` (Eq. 6) and ``total = var + bias² = E(AP − AP_T)²`` (Eq. 7)."""
-    X = _check(X)
-    t = _check(np.atleast_2d(target))[0]
-    if t.size != X.shape[1]:
-        raise InputError(f"target has {t.size} queries, the models {X.shape[1]}")
-    rho = t[None, :] - X
-    bias = rho.mean(axis=1)
-    var = rho.var(axis=1)
-    return pd.DataFrame({"bias": bias, "var": var, "total": bias ** 2 + var})
-
-
-# --- Session track (BV-Test Sec. 5.4, Table 12, Figs 2–3) ------------------------------------------------------
-
-SESSION_RUN_PATTERN = r"^(?:input\.)?(?P<system>.+)\.(?P<condition>RL\d+)$"
-
-
-def session_run_name(name: str, pattern: str = SESSION_RUN_PATTERN) -> tuple[str, str]:
-    """``(system, condition)`` of a Session-track run from its file name (``.gz`` stripped), e.g. NIST's
-    ``input.CWIpostRW.RL1`` -> ``("CWIpostRW", "RL1")``. ``pattern`` is a regular expression with the named groups
-    ``system`` and ``condition``; a name it does not match raises ``InputError``."""
-    import re
-    base = name[:-3] if name.endswith(".gz") else name
-    m = re.match(pattern, base)
-    if not m or "system" not in m.groupdict() or "condition" not in m.groupdict():
-        raise InputError(f"run file {name!r} does not match the Session-track pattern {pattern!r} "
-                         f"(named groups 'system' and 'condition' expected)")
-    return m.group("system"), m.group("condition")
-
-
-def session_scores(runs, qrels: pd.DataFrame, measure: str = "nDCG@10", pattern: str = SESSION_RUN_PATTERN,
-                   topic_map: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Per-session scores of Session-track runs: ``condition, system, topic, value``.
-
-    ``runs``: run name (file name) -> run frame (``trec.read_run``); the name gives system and condition
-    (:func:`session_run_name`). ``topic_map``: session -> topic of the qrels (2011/2012 sessions share topics);
-    without it the run's query id is the qrels' topic. Sessions are the judged ones (after mapping); a session a run
-    did not answer scores 0 (``evaluation.evaluate_run``). Two runs with the same system and condition are an error.
-    """
-    from irrepro.core.evaluation import evaluate_run
-    q = qrels.copy()
-    q["query_id"] = q["query_id"].astype(str)
-    if topic_map:
-        m = pd.DataFrame({"session": [str(k) for k in topic_map], "query_id": [str(v) for v in topic_map.values()]})
-        q = m.merge(q, on="query_id").drop(columns="query_id").rename(columns={"session": "query_id"})
-        if q.empty:
-            raise InputError("no session of the topic map has judged documents: check the map's topic ids")
-    q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()  # subtopic qrels: best grade
-    frames, seen = [], {}
-    for name, run in runs.items():
-        system, cond = session_run_name(name, pattern)
-        if (system, cond) in seen:
-            raise InputError(f"runs {seen[system, cond]!r} and {name!r} are both system {system!r}, condition {cond!r}")
-        seen[system, cond] = name
-        e = evaluate_run(run, q, [measure])
-        frames.append(e.assign(condition=cond, system=system)[["condition", "system", "topic", "value"]])
-    if not frames:
-        raise InputError("no Session-track runs given")
-    return pd.concat(frames, ignore_index=True)
-
-
-def session_tradeoffs(scores: pd.DataFrame, conditions, target: str = "condition"):
-    """BV-Test Table 12 and Figs 2–3 for one Session track from ``scores`` (``condition, system, topic, value``,
-    e.g. NDCG@10 per session).
-
-    Per condition (in the order of ``conditions``): the Pearson correlation across systems of Bias² and Var (Eq. 7)
-    on the scores (``pearson``) and on max–min normalised scores (Eq. 11, ``pearson_norm``), with the target
-    system the per-session maximum. ``target="condition"``: the maximum and the normalisation are taken within the
-    condition (each condition is a Table 9-style matrix); ``"track"``: over every run of every condition, so Bias²
-    of different conditions share one ``c``. Sessions missing from some run of a condition are dropped for that
-    condition (:func:`complete_matrix`); an undefined correlation is None with the reason in ``note``.
-
-    Returns ``(table, systems)``: ``table`` one row per condition; ``systems`` one row per (condition, system) with
-    ``mean, bias2, var, total`` and the normalised ``*_norm`` against the track-wide target (so that conditions
-    compare, as Figs 2–3 do), and ``best``: whether the condition has the system's lowest Bias² + Var.
-    """
-    if target not in ("condition", "track"):
-        raise InputError(f"unknown Session-track target {target!r}; expected 'condition' or 'track'")
-    conditions = list(conditions)
-    missing = [c for c in conditions if c not in set(scores["condition"])]
-    if missing:
-        raise InputError(f"no runs for condition(s) {missing}; found {sorted(set(scores['condition']))}")
-    wide = scores.pivot_table(index="topic", columns=["condition", "system"], values="value", aggfunc="first")
-    # track-wide target and normalisation: per session over every run of every condition
-    full = wide.dropna(axis=0)
-    rows = []
-    for cond in conditions:
-        M = wide[cond].dropna(axis=1, how="all")
-        X, systems, topics, dropped = complete_matrix(M)
-        if target == "track":
-            sub = full.loc[[t for t in topics if t in full.index]]
-            lo, hi = sub.min(axis=1).to_numpy(), sub.max(axis=1).to_numpy()
-            X = sub[cond][systems].to_numpy().T
-            span = hi - lo
-            Xn = np.divide(X - lo, span, out=np.zeros_like(X), where=span > 0)
-            c, cn = float(hi.mean()), float(np.where(span > 0, 1.0, 0.0).mean())
-        else:
-            Xn = maxmin_normalise(X)
-            c, cn = "target", "target"
-        p, note = try_value(tradeoff, X, c)
-        pn, note_n = try_value(tradeoff, Xn, cn)
-        rows.append({"condition": cond, "systems": len(systems), "sessions": X.shape[1], "pearson": p,
-                     "pearson_norm": pn, "note": "; ".join(sorted({n for n in (note, note_n) if n}))
-                     + (f"; dropped sessions with missing scores: {len(dropped['topics'])}"
-                        if dropped["topics"] else "")})
-    table = pd.DataFrame(rows)
-    for col in ("pearson", "pearson_norm"):
-        table[col] = pd.Series([r[col] for r in rows], dtype=object)
-    # per system and condition against the track-wide target (Figs 2–3)
-    if full.shape[0] == 0:
-        raise InputError("no session is scored by every run of the track")
-    hi, lo = full.max(axis=1).to_numpy(), full.min(axis=1).to_numpy()
-    span = hi - lo
-    fn = full.sub(lo, axis=0).div(np.where(span > 0, span, 1.0), axis=0)
-    fn = fn.where(np.broadcast_to((span > 0)[:, None], fn.shape), 0.0)
-    c, cn = float(hi.mean()), float(np.where(span > 0, 1.0, 0.0).mean())
-    recs = []
-    for cond in conditions:
-        for s in full[cond].columns:
-            b = bias_variance(full[cond][s].to_numpy()[None, :], c=c).iloc[0]
-            bn = bias_variance(fn[cond][s].to_numpy()[None, :], c=cn).iloc[0]
-            recs.append({"condition": cond, "system": s, "mean": b["mean"], "bias2": b["bias2"], "var": b["var"],
-                         "total": b["total"], "mean_norm": bn["mean"], "bias2_norm": bn["bias2"],
-                         "var_norm": bn["var"], "total_norm": bn["total"]})
-    per = pd.DataFrame(recs)
-    for col in ("total", "total_norm"):
-        flag = "best" if col == "total" else "best_norm"
-        per[flag] = False
-        both = per.groupby("system")["condition"].transform("nunique") == len(conditions)
-        idx = per[both].groupby("system")[col].idxmin()
-        per.loc[idx.to_numpy(), flag] = True
-    return table, per

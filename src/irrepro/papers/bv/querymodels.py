@@ -124,3 +124,46 @@ def run_family(index, topics: pd.DataFrame, qrels: pd.DataFrame, models: Sequenc
         if progress:
             progress(i, len(models), model.name)
     return out
+
+
+def score_family(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, measures: Sequence[str],
+                 collection: str) -> pd.DataFrame:
+    """Per-topic scores (``scores.write_scores`` layout) of every model's run: ``measures`` per topic, with the
+    model as ``system``."""
+    from irrepro.core.evaluation import evaluate_run
+    frames = []
+    for name, run in runs.items():
+        ev = evaluate_run(run, qrels, measures)
+        ev["system"], ev["collection"] = name, collection
+        frames.append(ev)
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_collection(collection: str, index_path, topics_path, qrels_path, dataset: str, docs_jsonl, home,
+                   lambdas: Sequence[float], rns: Sequence[float], fb_docs: int = 30, n_terms: int = 100,
+                   depth: int = 1000, mu: float = 1000.0, fb_weighting: str = "softmax",
+                   measures: Sequence[str] = ("AP",)) -> pd.DataFrame:
+    """The SIGIR 2013 family on one collection with documents (config ``querymodels``): runs every model of
+    :func:`family` on the PISA index (documents' text from ``ir_datasets`` under ``home``, or the JSONL
+    ``docs_jsonl``) and returns the per-topic scores of :func:`score_family`."""
+    import logging
+    import os
+
+    from irrepro.core.trec import read_qrels
+    from irrepro.datasets import collections as coll
+
+    log = logging.getLogger(__name__)
+    os.environ["IR_DATASETS_HOME"] = os.path.abspath(home)
+    from pyterrier_pisa import PisaIndex
+
+    topics = pd.read_csv(topics_path, sep="\t", dtype=str, keep_default_na=False)
+    qrels = read_qrels(qrels_path)
+    doc_text = coll.DocText(dataset, jsonl=docs_jsonl)
+    runs = run_family(PisaIndex(str(index_path), threads=1), topics, qrels, family(lambdas, rns), doc_text,
+                      fb_docs=fb_docs, n_terms=n_terms, depth=depth, mu=mu, fb_weighting=fb_weighting,
+                      progress=lambda i, n, name: log.info("[%d/%d] ran %s", i, n, name))
+    doc_text.close()
+    scores = score_family(runs, qrels, measures, collection)
+    ap = scores.query("measure == @measures[0]").groupby("system")["value"].mean()
+    log.info("mean %s per model:\n%s", measures[0], ap.round(4).to_string())
+    return scores

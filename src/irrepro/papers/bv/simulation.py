@@ -10,7 +10,8 @@ system–topic pair with ``N`` retrieved documents (with scores), ``r`` of them 
 3. sort the ``N`` simulated scores in descending order; each carries its label, so a binary metric (AP) applies.
 
 Repeating this ``k`` times (``k = 100`` in the paper) gives ``y_{i,j}``, the AP of system ``i`` on simulated
-collection ``j`` (BV-Test Table 3); ``biasvariance.per_topic_bias_variance`` then applies Eq. 12–14.
+collection ``j`` (BV-Test Table 3); ``biasvariance.per_topic_bias_variance`` then applies Eq. 12–14, and
+``irrepro.papers.bv.simulated`` builds Tables 10–11 of one or more collections.
 
 **How it is computed (exactly the procedure above, without drawing ``N`` scores).** Sorting bootstrap copies of the
 original scores reproduces the original order, copies of one document side by side. So a simulated list is fixed
@@ -57,6 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import digamma
 
+from irrepro.core.scores import topic_key
 from irrepro.errors import InputError
 
 UNRETRIEVED = ("poisson", "fixed", "retrieved")
@@ -124,7 +126,7 @@ def relevance_profile(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, rel
     q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()
     rel = q[q["relevance"] >= rel_threshold]
     if topics is None:
-        topics = sorted(q["query_id"].unique(), key=_topic_key)
+        topics = sorted(q["query_id"].unique(), key=topic_key)
     topics = [str(t) for t in topics]
     R = rel.groupby("query_id").size().reindex(topics, fill_value=0).to_numpy(dtype=np.int64)
     systems = list(runs)
@@ -196,10 +198,6 @@ def _rank_order(t, score, dcode):
     o = np.argsort(_small_int(-dcode), kind="stable")
     o = o[np.argsort(-score[o], kind="stable")]
     return o[np.argsort(_small_int(t[o]), kind="stable")]
-
-
-def _topic_key(t):
-    return (0, int(t), "") if str(t).isdigit() else (1, 0, str(t))
 
 
 def average_precision(profile: RelevanceProfile) -> np.ndarray:
@@ -300,39 +298,6 @@ def simulate_ap(profile: RelevanceProfile, k: int, rng: np.random.Generator,
     return out.reshape(S, T, k)
 
 
-def simulate_ap_naive(pos_rel, n_ret: int, R: int, k: int, rng: np.random.Generator,
-                      unretrieved: str = "poisson") -> np.ndarray:
-    """The literal procedure for one system–topic pair (draw ``N`` scores, sort, compute AP), ``k`` samples.
-
-    Slow; kept as the reference the vectorised :func:`simulate_ap` is tested against. Scores are the ranks
-    (``−rank`` as score), so sorting reproduces the run's order.
-    """
-    pos_rel = np.asarray(pos_rel, int)
-    r = len(pos_rel)
-    nonrel = np.setdiff1d(np.arange(n_ret), pos_rel)
-    out = np.zeros(k)
-    for j in range(k):
-        rs = min(rng.poisson(r), n_ret)
-        relc = rng.choice(pos_rel, rs, replace=True) if rs and r else np.array([], int)
-        nn = n_ret - rs if len(nonrel) else 0
-        nonc = rng.choice(nonrel, nn, replace=True) if nn else np.array([], int)
-        ranks = np.concatenate([relc, nonc]).astype(float)
-        labels = np.concatenate([np.ones(len(relc)), np.zeros(len(nonc))])
-        # stable sort by original rank; a relevant copy and a non-relevant one never share a rank
-        o = np.argsort(ranks, kind="stable")
-        lab = labels[o]
-        if unretrieved == "poisson":
-            Rs = rs + rng.poisson(R - r)
-        elif unretrieved == "fixed":
-            Rs = rs + R - r
-        else:
-            Rs = rs
-        if Rs > 0:
-            cum = np.cumsum(lab)
-            out[j] = (lab * cum / np.arange(1, len(lab) + 1)).sum() / Rs
-    return out
-
-
 PER_TOPIC_COLUMNS = ["system", "topic", "R", "r", "n_ret", "ap", "mean", "bias2", "var", "c", "useful"]
 
 
@@ -351,49 +316,3 @@ def per_topic_table(profile: RelevanceProfile, k: int, rng: np.random.Generator,
         "ap": average_precision(profile).reshape(-1), "mean": Y.mean(axis=2).reshape(-1),
         "bias2": bias2.reshape(-1), "var": var.reshape(-1), "c": np.tile(c, S), "useful": np.tile(profile.useful, S),
     })[PER_TOPIC_COLUMNS]
-
-
-def _matrices(df: pd.DataFrame):
-    systems = list(dict.fromkeys(df["system"]))
-    topics = list(dict.fromkeys(df["topic"]))
-    b = df.pivot(index="system", columns="topic", values="bias2").loc[systems, topics].to_numpy()
-    v = df.pivot(index="system", columns="topic", values="var").loc[systems, topics].to_numpy()
-    useful = df.groupby("topic", sort=False)["useful"].first().loc[topics].to_numpy(bool)
-    return systems, topics, b, v, useful
-
-
-def table10_row(df: pd.DataFrame) -> dict:
-    """BV-Test Table 10 for one collection from :func:`per_topic_table`: the Pearson correlation across systems of
-    the averaged per-topic Bias² (Eq. 13) and Var (Eq. 14) over the useful topics. ``InputError`` when undefined
-    (a single system, no useful topic, or constant averages)."""
-    from irrepro.papers.bv.biasvariance import averaged_tradeoff
-    systems, topics, b, v, useful = _matrices(df)
-    return {"systems": len(systems), "topics": len(topics), "useful_topics": int(useful.sum()),
-            "pearson": averaged_tradeoff(b, v, useful),
-            "mean_bias2": float(b[:, useful].mean()), "mean_var": float(v[:, useful].mean())}
-
-
-def table11_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """BV-Test Table 11 for one collection: per useful topic, the Pearson correlation across systems of Bias² and
-    Var (``pearson``; None with a ``note`` where undefined). Topics without a relevant retrieved document are left
-    out, as the paper leaves out Ad-hoc 1995's topic 201."""
-    from irrepro.papers.bv.biasvariance import per_topic_tradeoff
-    systems, topics, b, v, useful = _matrices(df)
-    t = per_topic_tradeoff(b[:, useful], v[:, useful])
-    R = df.groupby("topic", sort=False)["R"].first().loc[topics].to_numpy()[useful]
-    nsys = (df.pivot(index="system", columns="topic", values="r").loc[systems, topics].to_numpy() > 0).sum(axis=0)
-    t.insert(0, "topic", np.asarray(topics, dtype=object)[useful])
-    t.insert(1, "R", R)
-    t.insert(2, "systems_with_relevant", nsys[useful])
-    return t
-
-
-def table11_summary(t: pd.DataFrame) -> dict:
-    """Share of topics with a negative and with a strong (< −0.8, bold in the paper) correlation, and the median,
-    over the topics where the correlation is defined."""
-    p = t["pearson"].dropna().astype(float).to_numpy()
-    if p.size == 0:
-        raise InputError("no topic with a defined Bias²–Var correlation")
-    return {"topics": int(len(t)), "defined": int(p.size), "share_negative": float((p < 0).mean()),
-            "share_strong": float((p < -0.8).mean()), "median": float(np.median(p)),
-            "min": float(p.min()), "max": float(p.max())}

@@ -16,16 +16,14 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from irrepro.papers.vb import vbscore as vbs
+from irrepro.core.scores import topic_key
+from irrepro.core.verify import to_markdown
 from irrepro.errors import InputError
+from irrepro.papers.vb import vbscore as vbs
 
 INTENT_COLUMNS = ["query_id", "subtopic", "n_rel", "mass", "pi_uniform", "pi_mass"]
 PRIORS = ("uniform", "mass")
 GAINS = ("binary", "dcg")
-
-
-def _topic_key(q):
-    return (0, int(q), "") if str(q).isdigit() else (1, 0, str(q))
 
 
 def load_diversity(dataset_id: str):
@@ -66,8 +64,8 @@ def intents_from_qrels(qrels: pd.DataFrame, min_relevance: int = 1, mass: str = 
     t = pd.DataFrame({"n_rel": g.size(), "grade": g["relevance"].sum()}).reset_index()
     t = t.rename(columns={"iteration": "subtopic"})
     t["mass"] = (t["n_rel"] if mass == "count" else t["grade"]).astype(float)
-    t["_q"] = t["query_id"].map(_topic_key)
-    t["_s"] = t["subtopic"].map(_topic_key)
+    t["_q"] = t["query_id"].map(topic_key)
+    t["_s"] = t["subtopic"].map(topic_key)
     t = t.sort_values(["_q", "_s"], kind="mergesort").reset_index(drop=True)
     pu = np.empty(len(t))
     pm = np.empty(len(t))
@@ -162,6 +160,29 @@ def diversity_measures(run: pd.DataFrame, qrels: pd.DataFrame, measures: Sequenc
     rn = [ir_measures.ScoredDoc(str(q), d, float(s)) for q, d, s in zip(run.query_id, run.doc_id, run.score)]
     rows = [(m.query_id, names.get(m.measure, str(m.measure)), float(m.value)) for m in ir_measures.iter_calc(parsed, qr, rn)]
     df = pd.DataFrame(rows, columns=["topic", "measure", "value"])
-    judged = sorted(set(qrels.loc[qrels.relevance > 0, "query_id"].astype(str)), key=_topic_key)
+    judged = sorted(set(qrels.loc[qrels.relevance > 0, "query_id"].astype(str)), key=topic_key)
     full = pd.MultiIndex.from_product([judged, list(measures)], names=["topic", "measure"])
     return df.set_index(["topic", "measure"]).reindex(full, fill_value=0.0).reset_index()
+
+
+def intents_summary(collections: Sequence[str], intents: Sequence[pd.DataFrame],
+                    topics: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Per collection: topics, intents per topic, single-intent topics, and how peaked the judged-mass prior is
+    (mean over topics of max pi and of the entropy / log(n), 1 = uniform; topics with one intent left out)."""
+    rows = []
+    for c, it, tp in zip(collections, intents, topics):
+        n = it.groupby("query_id").size()
+        pm = it[it.pi_mass > 0].groupby("query_id")["pi_mass"]
+        ent = pm.apply(lambda p: float(-(p * np.log(p)).sum()))
+        norm_ent = (ent / np.log(n.reindex(ent.index)).replace(0, np.nan)).dropna()
+        rows.append(dict(collection=c, topics=len(tp), topics_with_intents=len(n), intents=len(it),
+                         intents_per_topic_mean=n.mean(), intents_per_topic_min=n.min(), intents_per_topic_max=n.max(),
+                         single_intent_topics=int((n == 1).sum()), mass_pi_max_mean=pm.max().mean(),
+                         mass_pi_norm_entropy_mean=norm_ent.mean()))
+    return pd.DataFrame(rows)
+
+
+def intents_summary_markdown(df: pd.DataFrame) -> str:
+    return ("# Intents (subtopics with a relevant document) of the TREC Web diversity topics\n\n"
+            "`mass_pi_*`: the judged-mass prior; max probability and entropy / log(n) (1 = uniform), "
+            "means over topics with more than one intent for the entropy.\n\n" + to_markdown(df))

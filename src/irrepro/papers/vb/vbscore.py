@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
+from irrepro.core.gain import discount
 from irrepro.errors import InputError
 
 __all__ = [
@@ -95,7 +96,7 @@ def binary_gains(rel, k: int) -> np.ndarray:
 def ideal_dcg(n_relevant, k: int) -> np.ndarray:
     """Ideal DCG@k of an intent with ``n_relevant`` relevant documents: sum_{j=1}^{min(k, R)} 1/log2(j+1)."""
     n_relevant = np.asarray(n_relevant)
-    disc = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, int(k) + 2)))])
+    disc = np.concatenate([[0.0], np.cumsum(discount(np.arange(1, int(k) + 1)))])
     return disc[np.clip(n_relevant, 0, int(k)).astype(int)]
 
 
@@ -108,7 +109,7 @@ def dcg_gains(rel, k: int, n_relevant=None) -> np.ndarray:
     """
     rel = np.asarray(rel, dtype=bool)
     kk = _check_k(k, rel.shape[-1])
-    disc = 1.0 / np.log2(np.arange(2, kk + 2))
+    disc = discount(np.arange(1, kk + 1))
     dcg = rel[..., :kk].astype(float) @ disc
     if n_relevant is None:
         n_relevant = rel.sum(axis=-1)
@@ -320,7 +321,7 @@ def coverage_case(pi: Sequence[float], intents: Sequence[str], covers: Sequence[
         g = np.array([1.0 if e in covers else 0.0 for e in intents])
     else:
         pos = {e: r for r, e in enumerate(dcg_order, 1)}
-        g = np.array([1.0 / np.log2(pos[e] + 1) if e in covers and e in pos else 0.0 for e in intents])
+        g = np.array([float(discount(pos[e])) if e in covers and e in pos else 0.0 for e in intents])
     es = float(expected_success(pi, g))
     out = {"ES": es}
     for a in alphas:
