@@ -10,10 +10,6 @@ if CI.collections:
     VERIFY_CONTEXT["ci"] = CI.verify_context
 
 
-def ci_labels(wc):
-    return {"pairs": f"{V}/labels/{wc.collection}/pairs.tsv", "labels": f"{V}/labels/{wc.collection}/{wc.labeler}.tsv"}
-
-
 rule ci_table1:
     """Table 1: DCG@10 of the Random, BM25, LLM and Perfect rankers of BM25's top candidates, by human labels and
     by every labeler."""
@@ -49,7 +45,8 @@ rule ci_table1:
 rule ci_fig2:
     """Fig 2: width and coverage of bootstrap, PPI and CRC intervals against the number of human-labelled queries."""
     input:
-        unpack(ci_labels),
+        pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+        labels=f"{V}/labels/{{collection}}/{{labeler}}.tsv",
     output:
         csv=f"{V}/ci/fig2_{{collection}}_{{labeler}}.csv",
         runs=f"{V}/ci/runs/fig2_{{collection}}_{{labeler}}.csv.gz",
@@ -87,7 +84,8 @@ rule ci_fig2:
 rule ci_fig3:
     """Fig 3: interval width under adversarial label bias β and oracle-improved labels ζ."""
     input:
-        unpack(ci_labels),
+        pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+        labels=f"{V}/labels/{{collection}}/{{labeler}}.tsv",
     output:
         csv=f"{V}/ci/fig3_{{collection}}_{{labeler}}.csv",
         pdf=f"{V}/ci/fig3_{{collection}}_{{labeler}}.pdf",
@@ -126,7 +124,8 @@ rule ci_fig3:
 rule ci_fig4:
     """Fig 4: per-query CRC intervals on the test queries for several oracle weights ζ."""
     input:
-        unpack(ci_labels),
+        pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+        labels=f"{V}/labels/{{collection}}/{{labeler}}.tsv",
     output:
         csv=f"{V}/ci/fig4_{{collection}}_{{labeler}}.csv",
         pdf=f"{V}/ci/fig4_{{collection}}_{{labeler}}.pdf",
