@@ -14,9 +14,9 @@ rule bv_table2:
         values=f"{V}/bv/values/table2.json",
     log:
         f"{V}/logs/bv/table2.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
     script:
         "../scripts/bv/table2.py"
 
@@ -32,6 +32,8 @@ rule bv_table9:
         values=f"{V}/bv/values/table9.json",
     log:
         f"{V}/logs/bv/table9.log",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -39,8 +41,6 @@ rule bv_table9:
         collections=json.dumps(BV_PLAN.table9, sort_keys=True),
         settings=json.dumps({k: v for k, v in config["bv"]["table9"].items() if k != "collections"}, sort_keys=True),
         seed=config["bv"]["seed"],
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table9.py"
 
@@ -55,13 +55,13 @@ rule bv_table8:
         values=f"{V}/bv/values/table8.json",
     log:
         f"{V}/logs/bv/table8.log",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     params:
         measure=config["bv"]["table8"]["measure"],
         top=config["bv"]["table8"]["top"],
         ddof=config["bv"]["table8"]["ddof"],
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table8.py"
 
@@ -80,11 +80,11 @@ rule bv_fig1:
         ),
     log:
         f"{V}/logs/bv/fig1_{{collection}}.log",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     params:
         measure=lambda wc: BV_PLAN.fig1[wc.collection],
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/fig1.py"
 
@@ -106,9 +106,9 @@ rule bv_sigir13:
         values=f"{V}/bv/values/sigir13_{{collection}}.json",
     log:
         f"{V}/logs/bv/sigir13_{{collection}}.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
     script:
         "../scripts/bv/sigir13.py"
 
@@ -124,9 +124,9 @@ rule bv_sigir13_tables:
         values=f"{V}/bv/values/sigir13_tables.json",
     log:
         f"{V}/logs/bv/sigir13_tables.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
     script:
         "../scripts/bv/sigir13_tables.py"
 
@@ -142,6 +142,8 @@ rule bv_simulate:
         f"{V}/logs/bv/simulate_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(BV_PLAN.simulation),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -152,8 +154,6 @@ rule bv_simulate:
         depth=config["bv"]["simulation"]["depth"],
         shared=config["bv"]["simulation"]["shared"],
         seed=config["bv"]["seed"],
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/simulate.py"
 
@@ -168,11 +168,11 @@ rule bv_table10:
         values=f"{V}/bv/values/table10.json",
     log:
         f"{V}/logs/bv/table10.log",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     params:
         collections=list(BV_PLAN.simulation),
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table10.py"
 
@@ -188,11 +188,11 @@ rule bv_table11:
         values=f"{V}/bv/values/table11.json",
     log:
         f"{V}/logs/bv/table11.log",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     params:
         collections=list(BV_PLAN.simulation),
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table11.py"
 
@@ -215,14 +215,14 @@ rule bv_table12:
         values=f"{V}/bv/values/table12.json",
     log:
         f"{V}/logs/bv/table12.log",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     params:
         tracks=json.dumps(config["bv"]["table12"]["tracks"], sort_keys=True),
         measure=config["bv"]["table12"]["measure"],
         target=config["bv"]["table12"]["target"],
         pattern=config["bv"]["table12"]["pattern"],
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/bv/table12.py"
 

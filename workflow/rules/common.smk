@@ -16,7 +16,9 @@ os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
 # Jobs import irrepro from this repository's src/ whichever Python runs them (the venv of `make setup`, or a per-rule
 # conda environment of workflow/envs/ under `--sdm conda`, which holds irrepro's dependencies but not irrepro).
 _SRC = str(Path(workflow.basedir) / "src")
-os.environ.update(PYTHONPATH=os.pathsep.join([_SRC] + [p for p in os.getenv("PYTHONPATH", "").split(os.pathsep) if p and p != _SRC]))
+os.environ.update(
+    PYTHONPATH=os.pathsep.join([_SRC] + [p for p in os.getenv("PYTHONPATH", "").split(os.pathsep) if p and p != _SRC])
+)
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
@@ -49,8 +51,6 @@ VERIFY_CONTEXT = {}
 
 def _alt(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
-
-
 
 
 def spine_targets():
@@ -141,8 +141,14 @@ def _vb_systems(wc):
 
 
 def vb_targets():
-    t = [f"{V}/vb/table1.csv", f"{V}/vb/table1.md", f"{V}/vb/case_studies.csv", f"{V}/vb/case_studies.md",
-         f"{V}/vb/verify.csv", f"{V}/vb/verify.md"]
+    t = [
+        f"{V}/vb/table1.csv",
+        f"{V}/vb/table1.md",
+        f"{V}/vb/case_studies.csv",
+        f"{V}/vb/case_studies.md",
+        f"{V}/vb/verify.csv",
+        f"{V}/vb/verify.md",
+    ]
     if VB.collections:
         t += [f"{V}/vb/intents_summary.csv", f"{V}/vb/intents_summary.md"]
     for c in VB.with_runs:
@@ -161,7 +167,5 @@ def verify_papers():
 
 
 def verify_tables():
-    legacy = [p for p in PAPERS_PRESENT if f"{p}_verify" in rules._rules and p not in VERIFY_VALUES]
-    if "ci" in legacy and not globals().get("CI_COLLS"):
-        legacy.remove("ci")
-    return [f"{V}/{p}/verify.csv" for p in sorted(set(verify_papers() + legacy), key=PAPERS_PRESENT.index)]
+    """Every paper's verify table, in the papers' order."""
+    return [f"{V}/{p}/verify.csv" for p in verify_papers()]

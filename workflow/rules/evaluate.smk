@@ -8,18 +8,18 @@ rule evaluate:
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
     output:
         f"{V}/scores/{{collection}}.tsv",
-    wildcard_constraints:
-        collection=_alt(COLLECTIONS),
-    params:
-        measures=config["measures"],
     log:
         f"{V}/logs/evaluate/{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(COLLECTIONS),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/irrepro.yaml"
+    params:
+        measures=config["measures"],
     script:
         "../scripts/evaluate.py"
 
@@ -33,9 +33,9 @@ rule population_table:
         md=f"{V}/tables/population_{{collection}}.md",
     log:
         f"{V}/logs/population_table/{{collection}}.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
     script:
         "../scripts/population_table.py"
 
@@ -53,12 +53,12 @@ rule population_figure:
             subcategory="System population",
             labels={"collection": "{collection}", "figure": "population"},
         ),
-    params:
-        measures=["AP", "nDCG@10", "ERR@20", "P@10"],
     log:
         f"{V}/logs/population_figure/{{collection}}.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
+    params:
+        measures=["AP", "nDCG@10", "ERR@20", "P@10"],
     script:
         "../scripts/population_figure.py"

@@ -5,18 +5,18 @@ rule fetch_artifact:
     """A declared artifact (src/irrepro/data/artifacts.tsv), verified by md5, from the mirror or its URL."""
     output:
         f"{RES}/artifacts/{{name}}",
-    wildcard_constraints:
-        name=".+",
-    params:
-        mirror=MIRROR,
     log:
         f"{RES}/logs/fetch_artifact/{{name}}.log",
+    wildcard_constraints:
+        name=".+",
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=30,
-    conda:
-        "../envs/irrepro.yaml"
+    params:
+        mirror=MIRROR,
     script:
         "../scripts/fetch_artifact.py"
 
@@ -26,20 +26,20 @@ rule fetch_collection:
     output:
         topics=f"{V}/collections/{{collection}}/topics.tsv",
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
+    log:
+        f"{V}/logs/fetch_collection/{{collection}}.log",
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         topics=lambda wc: config["collections"][wc.collection]["topics"],
         mirror=MIRROR,
         home=f"{RES}/ir_datasets",
-    log:
-        f"{V}/logs/fetch_collection/{{collection}}.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=60,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/fetch_collection.py"

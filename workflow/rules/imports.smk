@@ -7,19 +7,19 @@ rule import_scores:
         lambda wc: import_inputs(wc.collection),
     output:
         f"{V}/scores/{{collection}}.tsv",
-    wildcard_constraints:
-        collection=_alt(IMPORTS),
-    params:
-        spec=lambda wc: json.dumps(config["imports"][wc.collection], sort_keys=True),  # canonical: key order is no change
-        measures=config["measures"],
-        res=RES,
     log:
         f"{V}/logs/import_scores/{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(IMPORTS),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/irrepro.yaml"
+    params:
+        spec=lambda wc: json.dumps(config["imports"][wc.collection], sort_keys=True),  # canonical: key order is no change
+        measures=config["measures"],
+        res=RES,
     script:
         "../scripts/import_scores.py"

@@ -8,13 +8,13 @@ rule provenance:
         artifacts=[f for name in IMPORTS for f in import_inputs(name)],
     output:
         f"{V}/provenance.json",
+    log:
+        f"{V}/logs/provenance.log",
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
     params:
         config=json.dumps(config, sort_keys=True, default=str),
         home=f"{RES}/ir_datasets",
-    log:
-        f"{V}/logs/provenance.log",
-    threads: 1
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/provenance.py"

@@ -14,6 +14,8 @@ rule bv_querymodels:
         f"{V}/logs/bv_querymodels/{{collection}}.log",
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=3000,
@@ -29,8 +31,5 @@ rule bv_querymodels:
         mu=config["querymodels"]["mu"],
         fb_weighting=config["querymodels"]["fb_weighting"],
         measures=config["querymodels"]["measures"],
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/querymodels.py"
-

@@ -8,22 +8,22 @@ rule index:
         docs=lambda wc: docs_inputs(wc.collection),
     output:
         directory(f"{RES}/indexes/{{collection}}.pisa"),
+    log:
+        f"{V}/logs/index/{{collection}}.log",
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         stemmer=config["retrieval"]["stemmer"],
         stopwords=config["retrieval"]["stopwords"],
         mirror=MIRROR,
         home=f"{RES}/ir_datasets",
-    log:
-        f"{V}/logs/index/{{collection}}.log",
-    threads: 2
-    resources:
-        mem_mb=4000,
-        runtime=120,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/index.py"
 
@@ -36,20 +36,20 @@ rule run:
         docs=lambda wc: docs_inputs(wc.collection),
     output:
         f"{V}/runs/{{collection}}/{{system}}.run",
+    log:
+        f"{V}/logs/run/{{collection}}/{{system}}.log",
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         depth=config["retrieval"]["depth"],
         fb_weighting=config["retrieval"]["fb_weighting"],
         home=f"{RES}/ir_datasets",
-    log:
-        f"{V}/logs/run/{{collection}}/{{system}}.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/run.py"

@@ -13,20 +13,20 @@ rule sampling_synth:
         t3=report(f"{V}/sampling/table3.md", caption="../report/sampling/table3.rst", category="Sampling"),
         t4=report(f"{V}/sampling/table4.md", caption="../report/sampling/table4.rst", category="Sampling"),
         values=f"{V}/sampling/values/synth.json",
+    log:
+        f"{V}/logs/sampling/synth.log",
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=30,
     params:
         synth=json.dumps(_S["synth"], sort_keys=True),
         seed=_S["seed"],
         budget_per_query=_S["budget_per_query"],
         trials=_S["trials"],
         alpha=_S["alpha"],
-    log:
-        f"{V}/logs/sampling/synth.log",
-    threads: 1
-    resources:
-        mem_mb=6000,
-        runtime=30,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/sampling/synth.py"
 
@@ -38,16 +38,28 @@ rule sampling_comparative:
         unpack(_sampling_inputs),
     output:
         tables=f"{V}/sampling/tables5-7_{{collection}}.csv",
-        md=report(f"{V}/sampling/tables5-7_{{collection}}.md", caption="../report/sampling/tables57.rst",
-                  category="Sampling"),
+        md=report(
+            f"{V}/sampling/tables5-7_{{collection}}.md", caption="../report/sampling/tables57.rst", category="Sampling"
+        ),
         accuracy=f"{V}/sampling/accuracy_{{collection}}.csv",
         tables24=f"{V}/sampling/tables2-4_{{collection}}.csv",
         pdf=f"{V}/sampling/figs1-3_{{collection}}.pdf",
-        png=report(f"{V}/sampling/figs1-3_{{collection}}.png", caption="../report/sampling/figs.rst",
-                   category="Sampling", labels={"figure": "Figs 1-3", "collection": "{collection}"}),
+        png=report(
+            f"{V}/sampling/figs1-3_{{collection}}.png",
+            caption="../report/sampling/figs.rst",
+            category="Sampling",
+            labels={"figure": "Figs 1-3", "collection": "{collection}"},
+        ),
         values=f"{V}/sampling/values/comparative_{{collection}}.json",
+    log:
+        f"{V}/logs/sampling/comparative_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(SAMPLING.data_sets),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
     params:
         seed=_S["seed"],
         window=_S["window"],
@@ -58,13 +70,6 @@ rule sampling_comparative:
         budget_per_query=_trec_only(_S["budget_per_query"]),
         trials=_trec_only(_S["trials"]),
         alpha=_trec_only(_S["alpha"]),
-    log:
-        f"{V}/logs/sampling/comparative_{{collection}}.log",
-    threads: 1
-    resources:
-        mem_mb=8000,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/sampling/comparative.py"
 

@@ -16,13 +16,13 @@ rule vb_paper:
         cases=f"{V}/vb/case_studies.csv",
         cases_md=f"{V}/vb/case_studies.md",
         reproduced=f"{V}/vb/paper_items.json",
-    params:
-        alphas=_VB["alphas"],
     log:
         f"{V}/logs/vb/paper.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
+    params:
+        alphas=_VB["alphas"],
     script:
         "../scripts/vb/paper.py"
 
@@ -33,8 +33,15 @@ rule vb_data:
         topics=f"{V}/vb/data/{{collection}}/topics.tsv",
         qrels=f"{V}/vb/data/{{collection}}/qrels.txt",
         intents=f"{V}/vb/data/{{collection}}/intents.csv",
+    log:
+        f"{V}/logs/vb/data_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(VB.collections),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
     params:
         dataset=lambda wc: _VB["collections"][wc.collection]["ir_datasets"],
         min_relevance=_VB["min_relevance"],
@@ -43,13 +50,6 @@ rule vb_data:
         truncation=json.dumps(_VB["truncation"], sort_keys=True),
         mirror=MIRROR,
         home=f"{RES}/ir_datasets",
-    log:
-        f"{V}/logs/vb/data_{{collection}}.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/data.py"
 
@@ -62,13 +62,13 @@ rule vb_intents_summary:
     output:
         csv=f"{V}/vb/intents_summary.csv",
         md=f"{V}/vb/intents_summary.md",
-    params:
-        collections=list(VB.collections),
     log:
         f"{V}/logs/vb/intents_summary.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
+    params:
+        collections=list(VB.collections),
     script:
         "../scripts/vb/intents_summary.py"
 
@@ -87,20 +87,35 @@ rule vb_scores:
         forest=f"{V}/vb/{{collection}}/forest.csv",
         per_topic_ci=f"{V}/vb/{{collection}}/per_topic_ci.csv",
         replicas=f"{V}/vb/{{collection}}/replicas.csv",
-    wildcard_constraints:
-        collection=_alt(VB.with_runs),
-    params:
-        systems=_vb_systems,
-        **{k: _VB[k] for k in ("seed", "alphas", "ks", "gains", "priors", "min_relevance", "n_boot", "ci_level",
-                               "forest_k", "replicas", "concentration", "flip_prob")},
-        truncation=json.dumps(_VB["truncation"], sort_keys=True),
     log:
         f"{V}/logs/vb/scores_{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(VB.with_runs),
+    conda:
+        "../envs/irrepro.yaml"
     threads: 1
     resources:
         mem_mb=4000,
-    conda:
-        "../envs/irrepro.yaml"
+    params:
+        **{
+            k: _VB[k]
+            for k in (
+                "seed",
+                "alphas",
+                "ks",
+                "gains",
+                "priors",
+                "min_relevance",
+                "n_boot",
+                "ci_level",
+                "forest_k",
+                "replicas",
+                "concentration",
+                "flip_prob",
+            )
+        },
+        systems=_vb_systems,
+        truncation=json.dumps(_VB["truncation"], sort_keys=True),
     script:
         "../scripts/vb/scores.py"
 
@@ -113,8 +128,13 @@ rule vb_sensitivity:
     output:
         csv=f"{V}/vb/{{collection}}/sensitivity.csv",
         md=f"{V}/vb/{{collection}}/sensitivity.md",
+    log:
+        f"{V}/logs/vb/sensitivity_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(VB.with_runs),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
     params:
         systems=_vb_systems,
         temperatures=_VB["sensitivity"]["temperatures"],
@@ -123,11 +143,6 @@ rule vb_sensitivity:
         k=_VB["forest_k"],
         gains=_VB["gains"],
         alphas=_VB["alphas"],
-    log:
-        f"{V}/logs/vb/sensitivity_{{collection}}.log",
-    threads: 1
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/sensitivity.py"
 
@@ -143,17 +158,17 @@ rule vb_compare:
         md=f"{V}/vb/{{collection}}/compare.md",
         agreement=f"{V}/vb/{{collection}}/compare_agreement.csv",
         per_topic=f"{V}/vb/{{collection}}/intent_aware_per_topic.csv",
+    log:
+        f"{V}/logs/vb/compare_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(VB.with_runs),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
     params:
         systems=_vb_systems,
         measures=_VB["compare_measures"],
         k=_VB["compare_k"],
-    log:
-        f"{V}/logs/vb/compare_{{collection}}.log",
-    threads: 1
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/compare.py"
 
@@ -166,13 +181,13 @@ rule vb_checks:
         intent_aware=f"{V}/vb/{{collection}}/intent_aware_per_topic.csv",
     output:
         values=f"{V}/vb/values/checks_{{collection}}.json",
-    wildcard_constraints:
-        collection=_alt(VB.verify_collections),
     log:
         f"{V}/logs/vb/checks_{{collection}}.log",
-    threads: 1
+    wildcard_constraints:
+        collection=_alt(VB.verify_collections),
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
     script:
         "../scripts/vb/checks.py"
 
@@ -204,18 +219,18 @@ rule vb_figures:
             category="VB-Score",
             labels={"collection": "{collection}", "figure": "fig4"},
         ),
+    log:
+        f"{V}/logs/vb/figures_{{collection}}.log",
     wildcard_constraints:
         collection=_alt(VB.with_runs),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
     params:
         fig2_ks=list(VB.fig2_ks),
         alphas=_VB["alphas"],
         forest_alpha=_VB["forest_alpha"],
         ci_level=_VB["ci_level"],
-    log:
-        f"{V}/logs/vb/figures_{{collection}}.log",
-    threads: 1
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/vb/figures.py"
 

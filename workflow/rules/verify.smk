@@ -10,18 +10,22 @@ rule verify:
         reference=f"{REFERENCE}/{{paper}}.yaml",
     output:
         csv=f"{V}/{{paper}}/verify.csv",
-        md=report(f"{V}/{{paper}}/verify.md", caption="../report/verify_paper.rst", category="Verify",
-                  labels={"paper": "{paper}"}),
+        md=report(
+            f"{V}/{{paper}}/verify.md",
+            caption="../report/verify_paper.rst",
+            category="Verify",
+            labels={"paper": "{paper}"},
+        ),
+    log:
+        f"{V}/logs/{{paper}}/verify.log",
     wildcard_constraints:
         paper=_alt(verify_papers()),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
     params:
         paper=lambda wc: wc.paper,
         context=lambda wc: json.dumps(VERIFY_CONTEXT.get(wc.paper, {}), sort_keys=True),
-    log:
-        f"{V}/logs/{{paper}}/verify.log",
-    threads: 1
-    conda:
-        "../envs/irrepro.yaml"
     script:
         "../scripts/verify.py"
 
@@ -35,8 +39,8 @@ rule verify_summary:
         csv=f"{V}/verify_summary.csv",
     log:
         f"{V}/logs/verify_summary.log",
-    threads: 1
     conda:
         "../envs/irrepro.yaml"
+    threads: 1
     script:
         "../scripts/verify_summary.py"
