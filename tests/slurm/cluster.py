@@ -1,6 +1,6 @@
 """A real one-node SLURM cluster on localhost, for tests of `snakemake --executor slurm`.
 
-Recipe and pitfalls: ../shared/design/SLURM.md. Debian's slurm-wlm + munge (``tests/slurm/install.sh``). No systemd:
+Debian's slurm-wlm + munge (``tests/slurm/install.sh``). No systemd:
 daemons are started by hand in a scratch directory and stopped by their PIDs. Inside a job the SLURM executor
 plugin strips ``SLURM_*`` variables (``SLURM_CONF`` included), so the config is also linked at the default path
 ``/etc/slurm/slurm.conf`` while the cluster is up (removed afterwards if we created it).

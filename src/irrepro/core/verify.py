@@ -1,6 +1,7 @@
 """The verify table: every number a paper reports that our data lets us reproduce, beside ours.
 
-Reference numbers and tolerances live in ``config/reference/<paper>.yaml`` (never in code)::
+Reference numbers and tolerances live in ``workflow/resources/reference/<paper>.yaml`` (never in code); rows may be
+written flat, as here, or grouped (:func:`load_reference`)::
 
     - item: table9/adhoc1996/AP        # the table or figure and the cell
       data: trec5-adhoc                 # which data the reproduction used

@@ -5,7 +5,7 @@ Every external artifact is declared once in ``irrepro/data/artifacts.tsv`` with 
 cache, from an offline mirror, or from the URL. ir_datasets collections are handled by
 :func:`ensure_ir_datasets_home`, which seeds an ``IR_DATASETS_HOME`` from the mirror's ``ir_datasets/`` subtree.
 
-The mirror is a directory shaped like ``../shared/mirror`` (``ir_datasets/`` + ``artifacts/``), named by the config
+The mirror is a directory with ``ir_datasets/`` (laid out like an ``IR_DATASETS_HOME``) and ``artifacts/``, named by the config
 key ``mirror`` or else the environment variable ``IRREPRO_MIRROR``. The project never requires it.
 """
 from __future__ import annotations
