@@ -70,3 +70,14 @@ def test_edited_cached_artifact_stops_the_run_before_any_job(mirror, tmp_path):
     assert p.returncode != 0
     assert "adhoc8_ap.csv: md5" in p.stdout + p.stderr and "expected" in p.stdout + p.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_missing_collection_message_names_the_missing_file(monkeypatch):
+    from irrepro.datasets.mirror import ir_datasets_error
+
+    monkeypatch.setenv("IR_DATASETS_HOME", "/data/irds")
+    exc = RuntimeError("('All download sources failed', [(RequestsDownload('http://ir.dcs.gla.ac.uk/resources/"
+                       "test_collections/npl/npl.tar.gz', tries=None), ConnectionError('no network'))])")
+    msg = str(ir_datasets_error("vaswani", exc))
+    assert "it needs /data/irds/vaswani/npl.tar.gz (from http://ir.dcs.gla.ac.uk" in msg
+    assert "IRREPRO_MIRROR" in msg and len(msg) < 600

@@ -62,25 +62,51 @@ class Md5Memo:
 
 
 @functools.lru_cache(maxsize=1)
-def ir_datasets_expected() -> dict:
-    """``path relative to IR_DATASETS_HOME -> set of accepted md5s``."""
+def _registry() -> dict:
     import importlib.util
 
     # located without importing ir_datasets: it fixes IR_DATASETS_HOME when imported
     pkg = Path(importlib.util.find_spec("ir_datasets").origin).parent
-    reg = json.loads((pkg / "etc" / "downloads.json").read_text())
-    out: dict = {}
+    return json.loads((pkg / "etc" / "downloads.json").read_text())
+
+
+def _entries():
+    """``(top directory, cache_path, url, md5)`` of every ir_datasets download."""
+    out = []
 
     def walk(top, node):
         if isinstance(node, dict):
             if "cache_path" in node and "expected_md5" in node:
-                out.setdefault(f"{top}/{node['cache_path']}", set()).add(node["expected_md5"])
+                out.append((top, node["cache_path"], node.get("url", ""), node["expected_md5"]))
             else:
                 for v in node.values():
                     walk(top, v)
 
-    for top, node in reg.items():
+    for top, node in _registry().items():
         walk(top, node)
+    return out
+
+
+def files_for_urls(text: str) -> list:
+    """``(path relative to IR_DATASETS_HOME, url, md5)`` of the downloads whose URL (or ir_datasets mirror URL, named
+    by the md5) appears in ``text`` (e.g. the message of a failed download)."""
+    import re
+
+    found = []
+    for top, cache_path, url, md5 in _entries():
+        if (url and url in text) or re.search(rf"/{md5}\b", text):
+            item = (f"{top}/{cache_path}", url, md5)
+            if item not in found:
+                found.append(item)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def ir_datasets_expected() -> dict:
+    """``path relative to IR_DATASETS_HOME -> set of accepted md5s``."""
+    out: dict = {}
+    for top, cache_path, _url, md5 in _entries():
+        out.setdefault(f"{top}/{cache_path}", set()).add(md5)
     text = resources.files("irrepro").joinpath("data/ir_datasets_md5.tsv").read_text()
     for row in csv.DictReader(text.splitlines(), delimiter="\t"):
         out.setdefault(row["path"], set()).add(row["md5"])

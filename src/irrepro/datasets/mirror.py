@@ -140,10 +140,20 @@ def ensure_ir_datasets_home(home="resources/ir_datasets", mirror=None) -> Path:
 
 
 def ir_datasets_error(dataset_id: str, exc: BaseException) -> MissingDataError:
-    """Turn a failure inside ir_datasets' downloader into an error a user can act on."""
+    """Turn a failure inside ir_datasets' downloader into an error a user can act on: which file is missing (from
+    ir_datasets' registry, by the URL it tried), where it belongs, and the two ways to provide it."""
+    from irrepro.datasets.integrity import files_for_urls
+
+    home = os.environ.get("IR_DATASETS_HOME", "~/.ir_datasets")
+    files = files_for_urls(str(exc))
+    if files:
+        what = "; ".join(f"{home}/{rel} (from {url}, md5 {md5})" for rel, url, md5 in files[:3])
+        need = f"it needs {what}, which is not there and could not be downloaded"
+    else:
+        need = f"{exc.__class__.__name__}: {str(exc)[:200]}"
     return MissingDataError(
-        f"ir_datasets could not provide {dataset_id!r} ({exc.__class__.__name__}: {str(exc)[:300]}).\n"
+        f"ir_datasets could not provide {dataset_id!r}: {need}. "
         f"Provide it in one of two ways: (1) with network access, rerun and ir_datasets downloads it; "
         f"(2) offline, set {ENV_VAR} (or the config key 'mirror') to a directory whose ir_datasets/ subtree is laid "
-        f"out like an IR_DATASETS_HOME holding this dataset."
+        f"out like an IR_DATASETS_HOME holding this file."
     )
