@@ -83,3 +83,17 @@ def test_a_failed_jobs_log_holds_its_error(tmp_path):
     assert p.returncode != 0
     text = log.read_text()
     assert "job failed: InputError:" in text and "q.txt:1" in text and "not an integer grade" in text
+
+
+def test_collection_topics_judged_logs_what_it_drops(caplog):
+    from irrepro.datasets.collections import select_topics
+
+    topics = pd.DataFrame({"query_id": ["1", "2", "3"], "text": ["a", "b", "c"]})
+    qrels = pd.DataFrame({"query_id": ["2"], "iteration": ["0"], "doc_id": ["d"], "relevance": [1]})
+    log = logging.getLogger("t2")
+    with caplog.at_level("INFO", logger="t2"):
+        kept = select_topics(topics, qrels, "judged", "mine", log)
+    assert kept.query_id.tolist() == ["2"] and "mine: 2 topic(s) without judgments dropped" in caplog.text
+    assert select_topics(topics, qrels, "all").query_id.tolist() == ["1", "2", "3"]
+    with pytest.raises(InputError, match="mine: no topics with judgments"):
+        select_topics(topics, qrels.assign(query_id="9"), "judged", "mine")

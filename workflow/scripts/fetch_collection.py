@@ -10,10 +10,7 @@ with log_to(sm.log[0]) as log:
     ds = coll.load(sm.params.dataset)
     topics = coll.topics(ds, sm.params.dataset)
     qrels = coll.qrels(ds, sm.params.dataset)
-    if sm.params.topics == "judged":
-        topics = topics[topics["query_id"].isin(set(qrels["query_id"]))]
-    if topics.empty:
-        raise SystemExit(f"{sm.params.dataset}: no topics with judgments")
+    topics = coll.select_topics(topics, qrels, sm.params.topics, sm.params.dataset, log)
     topics.to_csv(sm.output.topics, sep="\t", index=False)
     write_qrels(qrels, sm.output.qrels)
     log.info("%s: %d topics, %d judgments", sm.params.dataset, len(topics), len(qrels))

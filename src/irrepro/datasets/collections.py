@@ -97,3 +97,18 @@ class DocText:
     def close(self):
         self._store = None
         self._texts = None
+
+
+def select_topics(topics: pd.DataFrame, qrels: pd.DataFrame, which: str, dataset_id: str = "", log=None):
+    """The topics to retrieve for: ``all``, or ``judged`` (those with at least one judgment). What ``judged`` drops
+    is logged (count and ids); no topic left is an error naming the collection."""
+    if which == "judged":
+        judged = set(qrels["query_id"])
+        dropped = [q for q in topics["query_id"] if q not in judged]
+        topics = topics[topics["query_id"].isin(judged)]
+        if dropped and log is not None:
+            log.info("%s: %d topic(s) without judgments dropped (topics: judged): %s%s", dataset_id, len(dropped),
+                     dropped[:20], " ..." if len(dropped) > 20 else "")
+    if topics.empty:
+        raise InputError(f"{dataset_id}: no topics" + (" with judgments" if which == "judged" else ""))
+    return topics
