@@ -23,7 +23,7 @@ def population_figure(scores: pd.DataFrame, measures, collection: str):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..scores import to_matrix
+    from irrepro.core.scores import to_matrix
 
     measures = [m for m in measures if m in set(scores["measure"])]
     n_sys = scores["system"].nunique()
