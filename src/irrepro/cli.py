@@ -6,6 +6,10 @@
     irrepro scores --trec-eval F -o scores.tsv
     irrepro scores --matrix F --measure AP -o scores.tsv
     irrepro config-doc                     # the parameter table of config/README.md, from the schemas
+    irrepro mirror build DIR [--configfile config/config.yaml ...]
+                                           # with network: download every artifact and ir_datasets file the
+                                           # config needs into an offline mirror, md5-verified (docs/cluster.md)
+    irrepro mirror check DIR               # verify a mirror: MD5SUMS and the registries' md5s
 """
 from __future__ import annotations
 
@@ -50,6 +54,39 @@ class _StderrLog:
         print(fmt % args, file=sys.stderr)
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _merge(base: dict, new: dict) -> dict:
+    """Later config files override earlier ones key by key, as Snakemake's ``--configfile A B``."""
+    for k, v in new.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        else:
+            base[k] = v
+    return base
+
+
+def _mirror(a) -> int:
+    from irrepro.datasets import mirrorbuild
+
+    if a.action == "check":
+        return 2 if mirrorbuild.check(a.dir) else 0
+    import yaml
+
+    from irrepro.schema import validate_config
+
+    config: dict = {}
+    for f in a.configfile or [REPO / "config" / "config.yaml"]:
+        try:
+            _merge(config, yaml.safe_load(Path(f).read_text()) or {})
+        except OSError as e:
+            raise InputError(f"cannot read config file: {e}") from None
+    validate_config(config, REPO / "workflow" / "schemas")
+    mirrorbuild.build(a.dir, config)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="irrepro", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -69,6 +106,10 @@ def main(argv=None) -> int:
     s.add_argument("-o", "--output", required=True)
     d = sub.add_parser("config-doc", help="print the parameter table of config/README.md from the schemas")
     d.add_argument("--schemas", default=str(Path(__file__).resolve().parents[2] / "workflow" / "schemas"))
+    m = sub.add_parser("mirror", help="build (with network) or check an offline mirror")
+    m.add_argument("action", choices=["build", "check"])
+    m.add_argument("dir", help="the mirror directory")
+    m.add_argument("--configfile", nargs="+", help="config file(s) whose data to mirror (default: config/config.yaml)")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "artifacts":
@@ -84,6 +125,8 @@ def main(argv=None) -> int:
             from irrepro.configdoc import parameter_table
             print(parameter_table(a.schemas))
             return 0
+        if a.cmd == "mirror":
+            return _mirror(a)
         return _scores(a)
     except (InputError, MissingDataError) as e:
         print(f"irrepro: error: {e}", file=sys.stderr)
