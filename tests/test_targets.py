@@ -65,7 +65,13 @@ def test_forcing_tables_and_figures_reruns_only_their_rules(dag):
     p = snakemake(dag, "-n", "-f", *targets)
     stats = job_stats(p.stdout + p.stderr)
     assert stats, (p.stdout + p.stderr)[-3000:]
-    assert set(stats) == {rule_of[t] for t in targets}
+    # rules that only write values files between two forced targets (e.g. vb_checks: vb_scores' per-topic tables ->
+    # values for the verify table) rerun too, as they must; nothing else
+    outputs_of = {}
+    for f, r in rule_of.items():
+        outputs_of.setdefault(r, []).append(f)
+    values_only = {r for r, fs in outputs_of.items() if all("/values/" in f for f in fs)}
+    assert set(stats) - values_only == {rule_of[t] for t in targets}
     assert not set(stats) & UPSTREAM
 
 
