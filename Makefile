@@ -37,7 +37,7 @@ test-fast: setup
 lint: setup
 	$(BIN)/ruff check src workflow tests
 	$(BIN)/snakefmt --check Snakefile workflow/rules
-	IRREPRO_MIRROR=$${IRREPRO_MIRROR:-/nonexistent} $(BIN)/snakemake --lint --configfile config/test.yaml
+	$(BIN)/snakemake --lint --configfile config/test.yaml
 
 benchmark: setup
 	$(BIN)/python workflow/benchmark.py --cores 2
