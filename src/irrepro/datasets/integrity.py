@@ -12,23 +12,18 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import json
 import os
 from importlib import resources
 from pathlib import Path
 
+from irrepro.datasets.mirror import md5sum
 from irrepro.errors import MissingDataError
 
 MEMO = ".irrepro-md5.json"
 
 
-def md5_file(path) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+md5_file = md5sum  # the one md5 of a file (irrepro.datasets.mirror.md5sum), under the name this module's callers use
 
 
 class Md5Memo:
