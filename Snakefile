@@ -43,12 +43,11 @@ for _paper in PAPER_RULEFILES:
 
 
 include: "workflow/rules/verify.smk"
+include: "workflow/rules/cost.smk"
 
 
 rule all:
     default_target: True
     input:
-        spine_targets(),
-        querymodels_targets(),
-        rules.verify_summary.output,
-        [getattr(rules, f"{p}_all").input for p in PAPERS_PRESENT],
+        before_cost(),
+        rules.cost.output,

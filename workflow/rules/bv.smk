@@ -14,6 +14,8 @@ rule bv_table2:
         values=f"{V}/bv/values/table2.json",
     log:
         f"{V}/logs/bv/table2.log",
+    benchmark:
+        f"{V}/benchmarks/bv_table2.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -32,6 +34,8 @@ rule bv_table9:
         values=f"{V}/bv/values/table9.json",
     log:
         f"{V}/logs/bv/table9.log",
+    benchmark:
+        f"{V}/benchmarks/bv_table9.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -55,6 +59,8 @@ rule bv_table8:
         values=f"{V}/bv/values/table8.json",
     log:
         f"{V}/logs/bv/table8.log",
+    benchmark:
+        f"{V}/benchmarks/bv_table8.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -80,6 +86,8 @@ rule bv_fig1:
         ),
     log:
         f"{V}/logs/bv/fig1_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/bv_fig1/{{collection}}.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -106,6 +114,8 @@ rule bv_sigir13:
         values=f"{V}/bv/values/sigir13_{{collection}}.json",
     log:
         f"{V}/logs/bv/sigir13_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/bv_sigir13/{{collection}}.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -124,6 +134,8 @@ rule bv_sigir13_tables:
         values=f"{V}/bv/values/sigir13_tables.json",
     log:
         f"{V}/logs/bv/sigir13_tables.log",
+    benchmark:
+        f"{V}/benchmarks/bv_sigir13_tables.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -140,6 +152,8 @@ rule bv_simulate:
         f"{V}/bv/simulated/{{collection}}.tsv",
     log:
         f"{V}/logs/bv/simulate_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/bv_simulate/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(BV_PLAN.simulation),
     conda:
@@ -168,6 +182,8 @@ rule bv_table10:
         values=f"{V}/bv/values/table10.json",
     log:
         f"{V}/logs/bv/table10.log",
+    benchmark:
+        f"{V}/benchmarks/bv_table10.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -188,6 +204,8 @@ rule bv_table11:
         values=f"{V}/bv/values/table11.json",
     log:
         f"{V}/logs/bv/table11.log",
+    benchmark:
+        f"{V}/benchmarks/bv_table11.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -215,6 +233,8 @@ rule bv_table12:
         values=f"{V}/bv/values/table12.json",
     log:
         f"{V}/logs/bv/table12.log",
+    benchmark:
+        f"{V}/benchmarks/bv_table12.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1

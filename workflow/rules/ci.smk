@@ -27,6 +27,8 @@ rule ci_table1:
         values=f"{V}/ci/values/table1_{{collection}}.json",
     log:
         f"{V}/logs/ci/table1_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_table1/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(CI.collections),
     conda:
@@ -60,6 +62,8 @@ rule ci_fig2:
         values=f"{V}/ci/values/fig2_{{collection}}_{{labeler}}.json",
     log:
         f"{V}/logs/ci/fig2_{{collection}}_{{labeler}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_fig2/{{collection}}/{{labeler}}.tsv"
     wildcard_constraints:
         collection=_alt(CI.collections),
     conda:
@@ -98,6 +102,8 @@ rule ci_fig3:
         values=f"{V}/ci/values/fig3_{{collection}}_{{labeler}}.json",
     log:
         f"{V}/logs/ci/fig3_{{collection}}_{{labeler}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_fig3/{{collection}}/{{labeler}}.tsv"
     wildcard_constraints:
         collection=_alt(CI.collections),
     conda:
@@ -138,6 +144,8 @@ rule ci_fig4:
         values=f"{V}/ci/values/fig4_{{collection}}_{{labeler}}.json",
     log:
         f"{V}/logs/ci/fig4_{{collection}}_{{labeler}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_fig4/{{collection}}/{{labeler}}.tsv"
     wildcard_constraints:
         collection=_alt(CI.collections),
     conda:

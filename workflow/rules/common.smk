@@ -169,3 +169,16 @@ def verify_papers():
 def verify_tables():
     """Every paper's verify table, in the papers' order."""
     return [f"{V}/{p}/verify.csv" for p in verify_papers()]
+
+
+# ---------------------------------------------------------------- cost.smk and the default target
+
+
+def before_cost():
+    """Everything the default target builds except the cost table itself (which must come last)."""
+    return [
+        *spine_targets(),
+        *querymodels_targets(),
+        *rules.verify_summary.output,
+        *[f for p in PAPERS_PRESENT for f in getattr(rules, f"{p}_all").input],
+    ]

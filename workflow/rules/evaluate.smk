@@ -10,6 +10,8 @@ rule evaluate:
         f"{V}/scores/{{collection}}.tsv",
     log:
         f"{V}/logs/evaluate/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/evaluate/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
     conda:
@@ -33,6 +35,8 @@ rule population_table:
         md=f"{V}/tables/population_{{collection}}.md",
     log:
         f"{V}/logs/population_table/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/population_table/{{collection}}.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -55,6 +59,8 @@ rule population_figure:
         ),
     log:
         f"{V}/logs/population_figure/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/population_figure/{{collection}}.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1

@@ -7,6 +7,8 @@ rule fetch_artifact:
         f"{RES}/artifacts/{{name}}",
     log:
         f"{RES}/logs/fetch_artifact/{{name}}.log",
+    benchmark:
+        f"{RES}/benchmarks/fetch_artifact/{{name}}.tsv"
     wildcard_constraints:
         name=".+",
     conda:
@@ -28,6 +30,8 @@ rule fetch_collection:
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
     log:
         f"{V}/logs/fetch_collection/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/fetch_collection/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
     conda:

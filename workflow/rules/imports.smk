@@ -9,6 +9,8 @@ rule import_scores:
         f"{V}/scores/{{collection}}.tsv",
     log:
         f"{V}/logs/import_scores/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/import_scores/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(IMPORTS),
     conda:

@@ -16,6 +16,8 @@ rule labels_pairs:
         f"{V}/labels/{{collection}}/pairs.tsv",
     log:
         f"{V}/logs/labels/pairs_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/labels_pairs/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(LABELS.collections),
     conda:
@@ -43,6 +45,8 @@ rule labels:
         f"{V}/labels/{{collection}}/{{labeler}}.tsv",
     log:
         f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
+    benchmark:
+        f"{V}/benchmarks/labels/{{collection}}/{{labeler}}.tsv"
     wildcard_constraints:
         collection=_alt(LABELS.collections),
         labeler=_alt(LABELS.labelers),

@@ -10,6 +10,8 @@ rule provenance:
         f"{V}/provenance.json",
     log:
         f"{V}/logs/provenance.log",
+    benchmark:
+        f"{V}/benchmarks/provenance.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1

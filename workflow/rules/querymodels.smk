@@ -12,6 +12,8 @@ rule bv_querymodels:
         f"{V}/bv/querymodels/{{collection}}.tsv",
     log:
         f"{V}/logs/bv_querymodels/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/bv_querymodels/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
     conda:

@@ -10,6 +10,8 @@ rule index:
         directory(f"{RES}/indexes/{{collection}}.pisa"),
     log:
         f"{V}/logs/index/{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/index/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
     conda:
@@ -38,6 +40,8 @@ rule run:
         f"{V}/runs/{{collection}}/{{system}}.run",
     log:
         f"{V}/logs/run/{{collection}}/{{system}}.log",
+    benchmark:
+        f"{V}/benchmarks/run/{{collection}}/{{system}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
     conda:

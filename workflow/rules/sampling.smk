@@ -15,6 +15,8 @@ rule sampling_synth:
         values=f"{V}/sampling/values/synth.json",
     log:
         f"{V}/logs/sampling/synth.log",
+    benchmark:
+        f"{V}/benchmarks/sampling_synth.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -53,6 +55,8 @@ rule sampling_comparative:
         values=f"{V}/sampling/values/comparative_{{collection}}.json",
     log:
         f"{V}/logs/sampling/comparative_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/sampling_comparative/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(SAMPLING.data_sets),
     conda:

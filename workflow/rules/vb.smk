@@ -18,6 +18,8 @@ rule vb_paper:
         reproduced=f"{V}/vb/paper_items.json",
     log:
         f"{V}/logs/vb/paper.log",
+    benchmark:
+        f"{V}/benchmarks/vb_paper.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -35,6 +37,8 @@ rule vb_data:
         intents=f"{V}/vb/data/{{collection}}/intents.csv",
     log:
         f"{V}/logs/vb/data_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/vb_data/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(VB.collections),
     conda:
@@ -64,6 +68,8 @@ rule vb_intents_summary:
         md=f"{V}/vb/intents_summary.md",
     log:
         f"{V}/logs/vb/intents_summary.log",
+    benchmark:
+        f"{V}/benchmarks/vb_intents_summary.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -89,6 +95,8 @@ rule vb_scores:
         replicas=f"{V}/vb/{{collection}}/replicas.csv",
     log:
         f"{V}/logs/vb/scores_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/vb_scores/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(VB.with_runs),
     conda:
@@ -130,6 +138,8 @@ rule vb_sensitivity:
         md=f"{V}/vb/{{collection}}/sensitivity.md",
     log:
         f"{V}/logs/vb/sensitivity_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/vb_sensitivity/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(VB.with_runs),
     conda:
@@ -160,6 +170,8 @@ rule vb_compare:
         per_topic=f"{V}/vb/{{collection}}/intent_aware_per_topic.csv",
     log:
         f"{V}/logs/vb/compare_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/vb_compare/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(VB.with_runs),
     conda:
@@ -183,6 +195,8 @@ rule vb_checks:
         values=f"{V}/vb/values/checks_{{collection}}.json",
     log:
         f"{V}/logs/vb/checks_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/vb_checks/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(VB.verify_collections),
     conda:
@@ -221,6 +235,8 @@ rule vb_figures:
         ),
     log:
         f"{V}/logs/vb/figures_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/vb_figures/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(VB.with_runs),
     conda:

@@ -18,6 +18,8 @@ rule verify:
         ),
     log:
         f"{V}/logs/{{paper}}/verify.log",
+    benchmark:
+        f"{V}/benchmarks/verify/{{paper}}.tsv"
     wildcard_constraints:
         paper=_alt(verify_papers()),
     conda:
@@ -39,6 +41,8 @@ rule verify_summary:
         csv=f"{V}/verify_summary.csv",
     log:
         f"{V}/logs/verify_summary.log",
+    benchmark:
+        f"{V}/benchmarks/verify_summary.tsv"
     conda:
         "../envs/irrepro.yaml"
     threads: 1

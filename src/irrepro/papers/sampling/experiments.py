@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from irrepro.core.progress import Progress
 from irrepro.papers.sampling.estimators import (approx_utility_rank, confidence_interval, deep_pool, delta_hat, draw,
                                                 pool_mask, q_baseline, q_naive_multi, q_pair, q_pair_naive,
                                                 q_ranking, q_single, q_uniform, shallow_pool, target, true_utility,
@@ -34,6 +35,7 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
     unif = q_uniform(u.shape)
     pooled = pool_mask(list(ranks.values()), pool_depth)
     rows = []
+    progress = Progress(len(ranks), f"Tables 2-4 ({trials} trials, n={n})", unit="systems")
     for s, r in ranks.items():
         P = Ps[s]
         true = true_utility(u, P)
@@ -51,6 +53,8 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
                      "sd_q_star": sd["q_star"], "sd_q_p": sd["q_p"], "sd_q_unif": sd["q_unif"],
                      "ci_halfwidth": float(np.mean(hi - est)),
                      "coverage": float(np.mean((lo <= true) & (true <= hi)))})
+        progress.advance()
+    progress.close()
     return pd.DataFrame(rows)
 
 
@@ -110,6 +114,7 @@ def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: 
     true = {s: true_utility(u, P) for s, P in Ps.items()}
     _, pairs, windows = comparison_sets(true, window)
     rows = []
+    progress = Progress(2 * len(budgets), f"Figs 1-3 ({trials} trials)", unit="budget x sampler")
     for n in budgets:
         for sampler in ("naive", "qstar"):
             acc1 = []
@@ -138,4 +143,6 @@ def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: 
             rows.append({"budget": n, "sampler": sampler, "pair_accuracy": float(np.mean(acc1)) if acc1 else np.nan,
                          "baseline_accuracy": float(np.mean(acc2)) if acc2 else np.nan,
                          "kendall_tau": float(np.nanmean(taus)) if taus else np.nan})
+            progress.advance()
+    progress.close()
     return pd.DataFrame(rows)
