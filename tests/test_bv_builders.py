@@ -38,7 +38,9 @@ def test_table9_builder_rows_values_and_undefined_cells():
     assert t9["collection"].tolist() == ["a", "b"] and t9["topics"].tolist() == [12, 5]
     # 5 topics < random groups of 8: the random cells of b are None (not NaN) with the reason, and no value
     assert t9.loc[1, "random"] is None and "group size 8 exceeds the number of topics 5" in t9.loc[1, "note"]
-    assert "table9/b/random" not in values and "table9/b/original" in values
+    # ... and a value None with that reason, so the verify row shows it (a row, never a silence)
+    assert values["table9/b/random"]["value"] is None and "exceeds the number of topics 5" in \
+        values["table9/b/random"]["note"] and "table9/b/original" in values
     row = tables.table9_row(big.to_numpy().T, seed=3, **settings)
     assert values["table9/a/difficulty"] == row["difficulty"]
     assert t9.loc[0, "original"] == round(row["original"], 6) and md.loc[0, "original"] == round(row["original"], 4)

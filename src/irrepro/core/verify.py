@@ -142,8 +142,10 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
                 floor = float(tol or 0.0)  # a fixed part (e.g. half a printed unit) added to the k s.e.
                 tol = floor + k * float(se)
                 basis = _join(basis, f"{k:g} x s.e. {float(se):.3g}" + (f" + {floor:g}" if floor else ""))
-            else:
+            elif val is not None:
                 tol, note = None, _join(note, "no standard error reproduced for its tolerance")
+            else:
+                tol = None
         verdict = (lambda ok: None) if kind == "info" else bool
         if val is None or (_is_number(val) and math.isnan(val)):
             rows.append([item, kind, data, paper, None, None, tol, basis, verdict(False),
