@@ -152,3 +152,14 @@ def test_verify_figure_draws_checks():
     fig = verify_figure(t, "x")
     labels = [lab.get_text() for lab in fig.axes[0].get_yticklabels()]
     assert len(labels) == 2 and labels[1].endswith("ours -")
+
+
+def test_sampling_hook_keeps_only_configured_data_and_every_configured_row():
+    from irrepro.core.verify import verify_paper
+    ref = [{"item": "true/OPT", "paper": 284.4}, {"item": "true/REV-75", "paper": 277.63},
+           {"item": "claim/u_hat_unbiased", "kind": "claim", "paper": True},
+           {"item": "vaswani/claim/u_hat_unbiased", "kind": "claim", "paper": True},
+           {"item": "cranfield/claim/u_hat_unbiased", "kind": "claim", "paper": True}]
+    t = verify_paper("sampling", ref, {"true/OPT": 284.4}, {"systems": ["OPT"], "collections": ["vaswani"]})
+    assert t["item"].tolist() == ["true/OPT", "claim/u_hat_unbiased", "vaswani/claim/u_hat_unbiased"]
+    assert t["ok"].tolist() == [True, False, False]  # configured but not computed: a row, never a silence

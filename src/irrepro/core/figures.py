@@ -11,7 +11,8 @@ def save(fig, pdf, png):
 
 
 def verify_figure(table, title: str = ""):
-    """Every numeric ``check`` row of a verify table: ours − the paper's (a dot; red x when not ok) against the
+    """Every numeric ``check`` row of a verify table: ours − the paper's (a dot; an x when not ok, orange when the
+    difference is explained, red when not) against the
     row's tolerance (the error bar around 0: the accepted band), on a symmetric-log axis so that rows of every
     scale fit; a row without a value is a grey "missing" at 0. Labels give the item, the paper's value and ours."""
     import math
@@ -43,12 +44,14 @@ def verify_figure(table, title: str = ""):
             ax.text(0, y, "missing", color="0.5", fontsize=6, ha="center", va="center")
             labels.append(f"{r.item}  paper {paper:.4g}, ours -")
         else:
-            ax.plot(ours - paper, y, "o" if ok else "x", color="tab:green" if ok else "tab:red", ms=4)
+            explained = str(r.note).startswith("explained:")
+            ax.plot(ours - paper, y, "o" if ok else "x", ms=4,
+                    color="tab:green" if ok else "tab:orange" if explained else "tab:red")
             labels.append(f"{r.item}  paper {paper:.4g}, ours {ours:.4g}")
     ax.set_yticks(range(n - 1, n - 1 - len(labels), -1), labels, fontsize=6)
     ax.set_xscale("symlog", linthresh=1e-4)
     ax.axvline(0, color="0.8", lw=0.5, zorder=0)
-    ax.set_xlabel("ours − paper (bar: ± tolerance; green o within, red x not)", fontsize=8)
+    ax.set_xlabel("ours − paper (bar: ± tolerance; green o within; x not: orange explained, red not)", fontsize=8)
     ax.set_title(title, fontsize=8)
     ax.set_ylim(-0.8, n - 0.2)
     fig.tight_layout()
