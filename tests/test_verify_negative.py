@@ -100,3 +100,21 @@ def test_sampling_coverage_of_one_is_not_near_95(synth_values):
     assert claims.synth_values(df.assign(coverage=0.95), 100)["claim/coverage_near_95"]["value"] is True
     inverted = claims.synth_values(df.assign(u_hat_mean=df["true"] + 10 * df["u_hat_sd"]), 20)
     assert inverted["claim/u_hat_unbiased"] is False
+
+
+def test_reference_tolerances_cannot_accept_the_rows_the_issue_named():
+    bv = {r["item"]: r for r in load_reference(REF / "bv.yaml")}
+    for c in ("trec5-adhoc", "trec6-adhoc", "trec7-adhoc", "trec8-adhoc"):
+        for col in ("difficulty", "difficulty_norm"):  # the rejected reading is 0.005-0.017 away
+            assert bv[f"table9/{c}/{col}"]["tolerance"] == 5e-5
+    for c in ("vaswani", "cranfield", "dl19-pool"):
+        rm3, rn = bv[f"sigir13/{c}/rm3_beating_rm1_on_both"], bv[f"sigir13/{c}/rn_beating_rm1_on_both"]
+        assert abs(0 - rm3["paper"]) > rm3["tolerance"]  # "none beats RM" is rejected
+        assert abs(5 - rn["paper"]) > rn["tolerance"]  # "half or fewer" is rejected
+        assert bv[f"sigir13/{c}/target_zero_bias"]["kind"] == "info"
+        assert bv[f"sigir13/{c}/rm3_bias_var_negative"]["kind"] == "claim"
+    assert all(r["kind"] == "key" for i, r in bv.items() if i.startswith("table8/") and i.endswith("/var_x"))
+    assert "paper inconsistency" in bv["table8/autoSTA/var_rho"]["explained"]
+    sampling = load_reference(REF / "sampling.yaml")
+    synth = [r for r in sampling if r["item"].split("/")[0] in claims.SYNTH_VALUES]
+    assert synth and all(r["tolerance_se"] == 3 and r["basis"] for r in synth)
