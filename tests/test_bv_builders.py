@@ -149,3 +149,24 @@ def test_score_family_layout():
     assert set(s["system"]) == {"original", "target"} and (s["collection"] == "toy").all()
     ap = s[s.system == "original"].set_index("topic")["value"]
     assert ap["1"] == pytest.approx(0.5) and ap["2"] == pytest.approx(1.0)
+
+
+def test_table12_undefined_cells_are_verify_rows(tmp_path):
+    """One system per condition: every correlation is undefined, and each is a verify row with the reason."""
+    import shutil
+
+    from irrepro.core.verify import build_verify_table, load_reference, scorecard
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for c in ("RL1", "RL2", "RL3"):
+        shutil.copy(SESSION / "runs" / f"input.CWIpostRW.{c}", runs)
+    tracks = {"session2011": {"qrels": str(SESSION / "qrels.txt"), "runs": str(runs),
+                              "topic_map": str(SESSION / "sessiontopicmap.txt"), "conditions": ["RL1", "RL2", "RL3"]}}
+    values = session.table12(tracks)[3]
+    assert values["table12/session2011/RL1/score"]["value"] is None
+    ref = [r for r in load_reference(Path(__file__).parents[1] / "workflow/resources/reference/bv.yaml")
+           if r["item"].startswith("table12/session2011/RL1/")]
+    t = build_verify_table(ref, values)
+    t = t[t["paper"].notna()]  # the reference rows (computed-only items are appended as info)
+    assert len(t) == 2 and (t["ok"] == False).all() and t["note"].str.contains("needs at least 2 systems").all()  # noqa: E712
+    assert scorecard(t)["not_reproducible"] == 2
