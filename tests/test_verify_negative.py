@@ -118,3 +118,5 @@ def test_reference_tolerances_cannot_accept_the_rows_the_issue_named():
     sampling = load_reference(REF / "sampling.yaml")
     synth = [r for r in sampling if r["item"].split("/")[0] in claims.SYNTH_VALUES]
     assert synth and all(r["tolerance_se"] == 3 and r["basis"] for r in synth)
+    # rows whose values carry no standard error never inherit tolerance_se (Tables 5-7 are analytic)
+    assert all("tolerance_se" not in r for r in sampling if r["item"].startswith("synth/"))
