@@ -38,7 +38,9 @@ def test_table9_builder_rows_values_and_undefined_cells():
     assert t9["collection"].tolist() == ["a", "b"] and t9["topics"].tolist() == [12, 5]
     # 5 topics < random groups of 8: the random cells of b are None (not NaN) with the reason, and no value
     assert t9.loc[1, "random"] is None and "group size 8 exceeds the number of topics 5" in t9.loc[1, "note"]
-    assert "table9/b/random" not in values and "table9/b/original" in values
+    # ... and a value None with that reason, so the verify row shows it (a row, never a silence)
+    assert values["table9/b/random"]["value"] is None and "exceeds the number of topics 5" in \
+        values["table9/b/random"]["note"] and "table9/b/original" in values
     row = tables.table9_row(big.to_numpy().T, seed=3, **settings)
     assert values["table9/a/difficulty"] == row["difficulty"]
     assert t9.loc[0, "original"] == round(row["original"], 6) and md.loc[0, "original"] == round(row["original"], 4)
@@ -147,3 +149,24 @@ def test_score_family_layout():
     assert set(s["system"]) == {"original", "target"} and (s["collection"] == "toy").all()
     ap = s[s.system == "original"].set_index("topic")["value"]
     assert ap["1"] == pytest.approx(0.5) and ap["2"] == pytest.approx(1.0)
+
+
+def test_table12_undefined_cells_are_verify_rows(tmp_path):
+    """One system per condition: every correlation is undefined, and each is a verify row with the reason."""
+    import shutil
+
+    from irrepro.core.verify import build_verify_table, load_reference, scorecard
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for c in ("RL1", "RL2", "RL3"):
+        shutil.copy(SESSION / "runs" / f"input.CWIpostRW.{c}", runs)
+    tracks = {"session2011": {"qrels": str(SESSION / "qrels.txt"), "runs": str(runs),
+                              "topic_map": str(SESSION / "sessiontopicmap.txt"), "conditions": ["RL1", "RL2", "RL3"]}}
+    values = session.table12(tracks)[3]
+    assert values["table12/session2011/RL1/score"]["value"] is None
+    ref = [r for r in load_reference(Path(__file__).parents[1] / "workflow/resources/reference/bv.yaml")
+           if r["item"].startswith("table12/session2011/RL1/")]
+    t = build_verify_table(ref, values)
+    t = t[t["paper"].notna()]  # the reference rows (computed-only items are appended as info)
+    assert len(t) == 2 and (t["ok"] == False).all() and t["note"].str.contains("needs at least 2 systems").all()  # noqa: E712
+    assert scorecard(t)["not_reproducible"] == 2

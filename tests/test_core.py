@@ -16,6 +16,7 @@ def test_grouped_reference_expands_to_flat_rows(tmp_path):
 groups:
   - data: d1
     tolerance: 0.5
+    basis: b
     note: shared
     rows:
       - {item: a, paper: 1.0}
@@ -26,9 +27,9 @@ rows:
 """)
     rows = load_reference(p)
     assert rows == [
-        {"item": "a", "paper": 1.0, "data": "d1", "tolerance": 0.5, "note": "shared"},
-        {"item": "b", "paper": 2.0, "data": "d1", "tolerance": 0.5, "note": "own"},
-        {"item": "c", "paper": 3.0, "data": "d1", "tolerance": 0, "note": "shared"},
+        {"item": "a", "paper": 1.0, "data": "d1", "tolerance": 0.5, "basis": "b", "note": "shared"},
+        {"item": "b", "paper": 2.0, "data": "d1", "tolerance": 0.5, "basis": "b", "note": "own"},
+        {"item": "c", "paper": 3.0, "data": "d1", "tolerance": 0, "basis": "b", "note": "shared"},
         {"item": "z", "paper": True},
     ]
     assert expand_groups([{"item": "x", "paper": 1}]) == [{"item": "x", "paper": 1}]

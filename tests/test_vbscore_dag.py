@@ -33,7 +33,8 @@ def test_vb_outputs(vbdag):
     cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
     v = vbdag / "results" / cfg["version"] / "vb"
     ver = pd.read_csv(v / "verify.csv")
-    assert list(ver.columns) == ["item", "data", "paper", "reproduced", "difference", "tolerance", "ok", "note"]
+    assert list(ver.columns) == ["item", "kind", "data", "paper", "reproduced", "difference", "tolerance", "basis",
+                                 "ok", "note"]
     ok = dict(zip(ver.item, ver.ok.astype(str)))
     # Table 1 recomputed from its ES column: every VB cell within the rounding-propagated tolerance
     assert all(ok[f"table1/group{g}/VB_{a}"] == "True" for g in range(1, 9) for a in ("0.5", "1"))

@@ -81,6 +81,11 @@ rule sampling_comparative:
 VERIFY_VALUES["sampling"] = [f"{V}/sampling/values/synth.json"] + [
     f"{V}/sampling/values/comparative_{c}.json" for c in SAMPLING.data_sets
 ]
+# the verify hook leaves out rows of systems / collections the config did not ask for
+VERIFY_CONTEXT["sampling"] = {
+    "systems": list(_S["synth"]["systems"]),
+    "collections": list(SAMPLING.trec_collections),
+}
 
 
 rule sampling_all:

@@ -3,8 +3,9 @@
 
 
 rule verify:
-    """<paper>/verify.csv: one row per reference row (item, data, paper's value, ours, difference, tolerance, ok,
-    note), then any computed item without a paper value."""
+    """<paper>/verify.csv: one row per reference row (item, kind, data, paper's value, ours, difference, tolerance,
+    basis, ok, note), then any computed item without a paper value; verify.md with the scorecard line on top;
+    verify.png: every numeric check row against its tolerance."""
     input:
         values=lambda wc: VERIFY_VALUES[wc.paper],
         reference=f"{REFERENCE}/{{paper}}.yaml",
@@ -16,6 +17,13 @@ rule verify:
             category="Verify",
             labels={"paper": "{paper}"},
         ),
+        png=report(
+            f"{V}/{{paper}}/verify.png",
+            caption="../report/verify_figure.rst",
+            category="Verify",
+            labels={"paper": "{paper}", "figure": "checks"},
+        ),
+        pdf=f"{V}/{{paper}}/verify.pdf",
     log:
         f"{V}/logs/{{paper}}/verify.log",
     benchmark:
@@ -33,7 +41,8 @@ rule verify:
 
 
 rule verify_summary:
-    """results/<version>/verify.md: per paper, rows reproduced within tolerance, and every row that is not."""
+    """results/<version>/verify.md: per paper, the scorecard over check rows (reproduced / differs, explained /
+    differs, unexplained / not reproducible; claims apart), and every check or claim row that is not ok."""
     input:
         verify_tables(),
     output:

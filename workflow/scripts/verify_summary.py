@@ -1,25 +1,18 @@
-"""Summarise the per-paper verify tables into results/<version>/verify.md (+ CSV counts)."""
+"""Summarise the per-paper verify tables into results/<version>/verify.md (+ CSV counts): a scorecard per paper
+counted over `check` rows only (irrepro.core.verify.scorecard), then every check or claim row that is not ok."""
 from pathlib import Path
 
 import pandas as pd
 
 from irrepro.core.logs import log_to
-from irrepro.core.verify import to_markdown
+from irrepro.core.verify import SCORECARD_COLUMNS, scorecard, scorecard_line, summary_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    counts, sections = [], []
-    for path in sm.input:
-        paper = Path(path).parent.name
-        t = pd.read_csv(path)
-        judged = t[t["paper"].notna()]
-        ok = judged["ok"].astype(str).str.lower().eq("true")
-        counts.append({"paper": paper, "rows": len(judged), "ok": int(ok.sum()), "not_ok": int((~ok).sum()),
-                       "extra_rows": len(t) - len(judged)})
-        bad = judged[~ok]
-        sections.append(f"## {paper}\n\n{int(ok.sum())} of {len(judged)} rows within tolerance "
-                        f"(`{path}`).\n\n" + (to_markdown(bad) if len(bad) else "Every row within tolerance.\n"))
-    c = pd.DataFrame(counts, columns=["paper", "rows", "ok", "not_ok", "extra_rows"])
-    c.to_csv(sm.output.csv, index=False)
+    tables = {Path(p).parent.name: pd.read_csv(p) for p in sm.input}
+    counts = pd.DataFrame([scorecard(t, paper) for paper, t in tables.items()], columns=SCORECARD_COLUMNS)
+    counts.to_csv(sm.output.csv, index=False)
+    for c in counts.to_dict(orient="records"):
+        print(f"{c['paper']}: {scorecard_line(c)}")
     with open(sm.output.md, "w") as f:
-        f.write("# Verify: the papers' numbers against ours\n\n" + to_markdown(c) + "\n" + "\n".join(sections))
+        f.write(summary_markdown(tables, counts))

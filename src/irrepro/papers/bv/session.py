@@ -185,8 +185,10 @@ def table12(tracks: Mapping[str, Mapping], measure: str = "nDCG@10", target: str
         systems.append(per.assign(track=name))
         for _, r in t.iterrows():
             for col, key in (("pearson", "score"), ("pearson_norm", "score_norm")):
-                if r[col] is not None and not pd.isna(r[col]):
-                    values[f"table12/{name}/{r['condition']}/{key}"] = float(r[col])
+                undefined = r[col] is None or pd.isna(r[col])  # a row with its reason, never a silence
+                values[f"table12/{name}/{r['condition']}/{key}"] = (
+                    {"value": None, "note": f"undefined: {r.get('note') or 'correlation not computable'}"}
+                    if undefined else float(r[col]))
         first = spec["conditions"][0]
         for col, key in (("best", "best"), ("best_norm", "best_norm")):
             for cond in spec["conditions"]:

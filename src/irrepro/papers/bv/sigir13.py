@@ -131,4 +131,12 @@ def family_bias_variance(M: pd.DataFrame, collection: str):
         f"sigir13/{c}/rn_bias_var_corr": float(rn["bias2"].corr(rn["var"])) if len(rn) > 2 else None,
         f"sigir13/{c}/rm3_bias_var_corr": float(lam["bias2"].corr(lam["var"])) if len(lam) > 2 else None,
     }
+    # the paper's sign claims: negative among the lambda models, positive among the rn models
+    for key, fam, sign, what in (("rm3_bias_var_negative", lam, -1, "lambda"), ("rn_bias_var_positive", rn, 1, "rn")):
+        r = values[f"sigir13/{c}/{'rm3' if what == 'lambda' else 'rn'}_bias_var_corr"]
+        values[f"sigir13/{c}/{key}"] = (
+            {"value": bool(sign * r > 0), "note": f"Pearson r = {r:.3f} over {len(fam)} {what} models"}
+            if r is not None and np.isfinite(r) else
+            {"value": None, "note": f"undefined: {len(fam)} {what} models (a correlation needs 3 or more, "
+                                    f"and Bias^2, Var not constant)"})
     return t, c_target, values

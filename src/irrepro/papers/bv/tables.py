@@ -71,8 +71,12 @@ def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_
     X = _check(X)
     Xn = maxmin_normalise(X)
 
+    se = {}
+
     def random(M, s):
-        return float(tradeoff_random(M, random_size, random_groups, random_repeats, s, random_target).mean())
+        r = np.asarray(tradeoff_random(M, random_size, random_groups, random_repeats, s, random_target), float)
+        se[s] = float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else None
+        return float(r.mean())
 
     def difficulty(M):
         return tradeoff_groups(M, difficulty_groups(X, difficulty_size), difficulty_target)
@@ -89,6 +93,8 @@ def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_
                 notes.append(f"{col}: {why}")
     if not strict:
         row["note"] = "; ".join(notes)
+    # the standard error of the random columns' means over the repetitions (the verify tolerance: k s.e.)
+    row["random_se"], row["random_norm_se"] = se.get(seed), se.get(seed + 1)
     return row
 
 
@@ -130,10 +136,14 @@ def table9(matrices, seed: int = 0, **settings):
         r = table9_row(X, seed=seed, strict=False, **settings)
         log.info("%s (%s, %d systems x %d topics): %s in %.2f s", c, measure, X.shape[0], X.shape[1],
                  {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, time.perf_counter() - t)
-        rows.append({"collection": c, "measure": measure, "systems": X.shape[0], "topics": X.shape[1], **r})
-        for k in TABLE9_COLUMNS:
-            if r[k] is not None:
-                values[f"table9/{c}/{k}"] = r[k]
+        rows.append({"collection": c, "measure": measure, "systems": X.shape[0], "topics": X.shape[1],
+                     **{k: v for k, v in r.items() if not k.endswith("_se")}})
+        whys = dict(w.split(": ", 1) for w in r["note"].split("; ") if ": " in w) if r.get("note") else {}
+        for k in TABLE9_COLUMNS:  # an undefined cell is a value None with the reason: a row, never a silence
+            v = {"value": r[k], "note": whys.get(k, "")} if r[k] is None else r[k]
+            if r[k] is not None and r.get(f"{k}_se") is not None:
+                v = {"value": r[k], "se": r[f"{k}_se"]}
+            values[f"table9/{c}/{k}"] = v
     t9 = pd.DataFrame(rows)
     for k in TABLE9_COLUMNS:  # keep undefined cells None (empty), never NaN
         t9[k] = pd.Series([None if r[k] is None else round(r[k], 6) for r in rows], dtype=object)

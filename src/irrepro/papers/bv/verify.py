@@ -2,6 +2,8 @@
 
 BV-Test Table 8's runs are named in the paper but anonymised in the public matrix: each named run is matched to the
 anonymised system with the closest Var(x_i) (to the 4 decimals the paper prints), and that match is in the note.
+The ``var_x`` rows are therefore ``kind: key`` in the reference file (shown, never counted as reproduced); only the
+other columns of a matched system are checks.
 Reference rows whose data this run did not compute are left out (e.g. ``config/test.yaml`` has two of the Table 9
 collections), except those marked ``always``.
 """

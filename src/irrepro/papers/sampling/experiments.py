@@ -25,7 +25,9 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
                              alpha=0.05, approx=approx_utility_rank, target_fn=None, depth=None):
     """Tables 2–4 of the paper for every system: true U(S); ShallowPool; DeepPool mean ± sd; Û(S) under the
     approximate Q* (Eq. 4) mean ± sd; sd of Û under Q*, QP (ũ = 1) and uniform; mean 95% CI half-width (Eq. 6)
-    and empirical coverage. Returns a list of dict rows."""
+    and empirical coverage, and the standard errors the verify tolerances are made of: ``true_se`` and
+    ``shallow_se`` over queries (sd of the per-query metric / sqrt(|X|)) and ``ci_halfwidth_sd`` over trials.
+    Returns a frame, one row per system."""
     rng = np.random.default_rng(seed)
     pool_depth = pool_depth or u.shape[1]
     if target_fn is None:
@@ -47,7 +49,14 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
         for name, Q in (("q_p", q_p), ("q_unif", unif)):
             sd[name] = u_hat(u, P, Q, draw(Q, n, trials, rng)).std(ddof=1)
         deep = np.array([deep_pool(u, pooled, P, n, rng) for _ in range(trials)])
+        # standard errors over users (a regenerated SYNTH draws new users): per-query metric = |X| * row sum
+        nq = u.shape[0]
+        per_q = nq * np.sum(u * P, axis=1)
+        per_q_shallow = nq * np.sum(np.where(r < max(int(n // nq), 0), u, 0.0) * P, axis=1)
         rows.append({"system": s, "true": true, "shallow": shallow_pool(u, r, P, n),
+                     "true_se": float(per_q.std(ddof=1) / np.sqrt(nq)),
+                     "shallow_se": float(per_q_shallow.std(ddof=1) / np.sqrt(nq)),
+                     "ci_halfwidth_sd": float(np.std(hi - est, ddof=1)),
                      "deep_mean": deep.mean(), "deep_sd": deep.std(ddof=1),
                      "u_hat_mean": est.mean(), "u_hat_sd": sd["q_star"],
                      "sd_q_star": sd["q_star"], "sd_q_p": sd["q_p"], "sd_q_unif": sd["q_unif"],
