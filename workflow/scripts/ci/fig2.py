@@ -14,9 +14,10 @@ from irrepro.papers.ci.summary import summarise  # noqa: E402
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     p, c, lab = sm.params, sm.wildcards.collection, sm.wildcards.labeler
-    qids, grades, dists, weights, u_true, u_pred = load(sm.input.pairs, sm.input.labels, p.k)
+    qids, grades, dists, weights, u_true, u_pred = load(sm.input.pairs, sm.input.labels, p.k, p.label_gain)
     ns, runs = fig2_runs(u_true, dists, weights, u_pred, n_values=p.n_values, repetitions=p.repetitions,
-                         seed=p.seed, alpha=p.alpha, n_boot=p.n_boot, batches=p.batches, target=p.target)
+                         seed=p.seed, alpha=p.alpha, n_boot=p.n_boot, batches=p.batches, target=p.target,
+                         split=p.split, bootstrap=p.bootstrap, label_gain=p.label_gain)
     write_runs(runs, sm.output.runs)
     summ = summarise(runs, "n")
     write_table(summ, csv=sm.output.csv, float_format="%.6g")
