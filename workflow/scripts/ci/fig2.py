@@ -8,7 +8,7 @@ from irrepro.core.logs import log_to  # noqa: E402
 from irrepro.papers.ci import plots  # noqa: E402
 from irrepro.papers.ci.analysis import fig2_runs, write_runs  # noqa: E402
 from irrepro.papers.ci.claims import fig2_claims  # noqa: E402
-from irrepro.papers.ci.data import load  # noqa: E402
+from irrepro.papers.ci.data import load, n_validation  # noqa: E402
 from irrepro.papers.ci.summary import summarise  # noqa: E402
 
 sm = snakemake  # noqa: F821
@@ -23,5 +23,5 @@ with log_to(sm.log[0]) as log:
     write_table(summ, csv=sm.output.csv, float_format="%.6g")
     fig = plots.fig2(summ, f"{c}, labels: {lab} ({len(qids)} queries, {p.repetitions} runs)", p.alpha)
     plots.save(fig, sm.output.pdf, sm.output.png)
-    write_values(fig2_claims(summ, c, lab, ns, p.alpha), sm.output.values)
+    write_values(fig2_claims(summ, c, lab, ns, p.alpha, n_validation(len(qids))), sm.output.values)
     log.info("\n%s", summ.round(3).to_string())

@@ -37,13 +37,26 @@ def table1_values(long: pd.DataFrame, results: dict, collection: str) -> dict:
     return values
 
 
-def fig2_claims(summary: pd.DataFrame, collection: str, labeler: str, ns, alpha: float) -> dict:
-    """Fig 2 (RQ1): PPI and CRC reach 1 − α coverage at the largest n, the bootstrap under-covers at the smallest
-    n, CRC is narrower than the bootstrap at the largest n. ``summary``: :func:`summarise` by ``n``."""
+def mid_n(ns, n_val) -> int:
+    """The n at which Fig 2's coverage claims are checked: the largest configured n ≤ half the validation half
+    (the smallest n when none is). With ONE fixed split (the authors' protocol) the repetitions differ only in
+    which n of the ``n_val`` validation queries are labelled, so at n close to ``n_val`` every repetition holds
+    nearly the same queries and the coverage over repetitions is that of one interval, 0 or 1 (measured: an 85%
+    PPI interval "covers" 0.87–1.00 at n = 20 of 21 in 3 of 8 synthetic splits); at n ≤ n_val/2 it is not."""
+    ok = [n for n in ns if n <= n_val // 2]
+    return max(ok) if ok else min(ns)
+
+
+def fig2_claims(summary: pd.DataFrame, collection: str, labeler: str, ns, alpha: float, n_val=None) -> dict:
+    """Fig 2 (RQ1): PPI and CRC reach 1 − α coverage (their 95% Wilson interval over the repetitions includes
+    1 − α) at :func:`mid_n` and, for information, at the largest n; the bootstrap under-covers at the smallest n;
+    CRC is narrower than the bootstrap at the largest n. ``summary``: :func:`summarise` by ``n``; ``n_val`` the
+    validation half's size (default: the largest n)."""
     def at(method, n):
         return summary[(summary.method == method) & (summary.n == n)].iloc[0]
 
     lo, hi = min(ns), max(ns)
+    mid = mid_n(ns, hi if n_val is None else n_val)
     target = 1 - alpha
 
     def cov(m, n):
@@ -52,6 +65,8 @@ def fig2_claims(summary: pd.DataFrame, collection: str, labeler: str, ns, alpha:
 
     p = f"fig2/{collection}/{labeler}"
     return {
+        f"{p}/ppi_covers_at_mid_n": {"value": bool(at("ppi", mid).coverage_hi >= target), "note": cov("ppi", mid)},
+        f"{p}/crc_covers_at_mid_n": {"value": bool(at("crc", mid).coverage_hi >= target), "note": cov("crc", mid)},
         f"{p}/ppi_covers_at_max_n": {"value": bool(at("ppi", hi).coverage_hi >= target), "note": cov("ppi", hi)},
         f"{p}/crc_covers_at_max_n": {"value": bool(at("crc", hi).coverage_hi >= target), "note": cov("crc", hi)},
         f"{p}/bootstrap_undercovers_at_min_n": {"value": bool(at("bootstrap", lo).coverage < target),
@@ -81,10 +96,11 @@ def fig3_claims(beta_summary: pd.DataFrame, zeta_summary: pd.DataFrame, collecti
       ζ ≤ 0.8 ("CRC consistently provides better widths", RQ1 and Sec. 8.3) — fails at ζ = 0 for inverted labels
       (Fig 3 top: at β > 0.5 both methods do worse than the bootstrap);
     * ``crc_narrows_over_zeta_le_0.8``: CRC's width does not grow from one grid ζ to the next up to 0.8 and falls
-      overall;
+      overall (inverted labels pass it too: mixing them with the truth improves them as well);
     * ``ppi_beats_bootstrap_at_mid_zeta``: PPI's width is below the bootstrap's at the largest grid ζ ≤
-      :data:`ZETA_MID` ("PPI is able to leverage the stronger LLM labels and significantly outperform the empirical
-      bootstrap") — with inverted labels PPI's error variance is still ``(1 − ζ)²`` times a large one there.
+      :data:`ZETA_MID` ("PPI is able to leverage the stronger LLM labels") — reported only: with n = N/2 labelled
+      queries PPI's floor (prediction variance over n + N_test queries) is below the bootstrap's, so inverted
+      labels pass it as well.
     """
     bs, zs = beta_summary, zeta_summary
     w = _width
