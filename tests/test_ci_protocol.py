@@ -178,3 +178,31 @@ def test_table1_under_both_gains():
     u2, p2 = per_query_dcg(grades, dists, mask)                         # the default: the authors' code
     assert np.allclose(u1, u2) and (p2 < p1).all()
     assert pd.Series(p2).equals(pd.Series(per_query_dcg(grades, dists, mask, label_gain="gain_of_expected_grade")[1]))
+
+
+# ---------------------------------------------------------------------------------------------------- Cranfield
+
+def test_cranfield_grade_mapping():
+    from irrepro.datasets.collections import CRANFIELD_CLEVERDON, map_grades
+    q = pd.DataFrame({"query_id": ["1"] * 5, "iteration": "0", "doc_id": list("abcde"), "relevance": [-1, 1, 2, 3, 4]})
+    assert map_grades(q, None) is q                                      # ir_datasets' reading
+    m = map_grades(q, {str(k): v for k, v in CRANFIELD_CLEVERDON.items()})  # as the config gives it (JSON keys)
+    assert list(m.relevance) == [-1, 4, 3, 2, 1] and list(q.relevance) == [-1, 1, 2, 3, 4]
+    with pytest.raises(InputError, match=r"collections.cranfield.grades: no entry for the qrels' grade\(s\) \[4\]"):
+        map_grades(q, {"-1": -1, "1": 4, "2": 3, "3": 2}, "collections.cranfield.grades")
+
+
+def test_cranfield_qrels_counts_behind_the_choice():
+    # the distributed qrels (the mirror's cran.tar.gz): code 1 is the rarest positive code, as Cleverdon expected
+    # of "complete answer" ("presumably this would only apply for supplementary questions")
+    import os
+    import tarfile
+    mirror = os.environ.get("IRREPRO_MIRROR")
+    path = Path(mirror or "/nonexistent") / "ir_datasets" / "cranfield" / "cran.tar.gz"
+    if not path.exists():
+        pytest.skip("no mirror with cranfield")
+    with tarfile.open(path) as t:
+        member = next(m for m in t.getmembers() if m.name.endswith("cranqrel"))
+        codes = [int(line.split()[2]) for line in t.extractfile(member).read().decode().split("\n") if line.strip()]
+    counts = {c: codes.count(c) for c in sorted(set(codes))}
+    assert counts == {-1: 225, 1: 128, 2: 387, 3: 734, 4: 363}
