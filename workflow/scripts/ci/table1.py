@@ -14,5 +14,5 @@ with log_to(sm.log[0]) as log:
     for lab, t in results.items():
         log.info("%s %s: %s", c, lab, {r: (round(v["human"], 2), round(v["llm"], 2)) for r, v in t.items()})
     write_table(long, csv=sm.output.csv, float_format="%.4f")
-    write_table1_md(table1_wide(long, labelers), pairs, c, k, sm.output.md)
+    write_table1_md(table1_wide(long, labelers), pairs, c, k, sm.output.md, sm.params.label_gain)
     write_values(table1_values(long, results, c), sm.output.values)

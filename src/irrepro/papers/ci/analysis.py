@@ -57,12 +57,14 @@ def table1_wide(long: pd.DataFrame, labelers: list) -> pd.DataFrame:
     return pd.DataFrame(wide)
 
 
-def write_table1_md(wide: pd.DataFrame, pairs: pd.DataFrame, collection: str, k: int, path) -> None:
+def write_table1_md(wide: pd.DataFrame, pairs: pd.DataFrame, collection: str, k: int, path,
+                    label_gain: str = DEFAULT_LABEL_GAIN) -> None:
     """Table 1 as Markdown under a line saying what it measures (a local writer: irrepro.core.io.write_table writes
     no header line)."""
+    llm = "2^E_P[r] - 1" if label_gain == "gain_of_expected_grade" else "E_P[2^r - 1]"
     with open(path, "w") as f:
-        f.write(f"DCG@{k} (gain 2^r - 1) on {collection}: {pairs.query_id.nunique()} queries, the rankers re-rank the "
-                f"top {int(pairs['rank'].max())} candidates of the run.\n\n")
+        f.write(f"DCG@{k} (gain 2^r - 1; LLM labels: {llm}) on {collection}: {pairs.query_id.nunique()} queries, the "
+                f"rankers re-rank the top {int(pairs['rank'].max())} candidates of the run.\n\n")
         f.write(to_markdown(wide.round(2)))
 
 
