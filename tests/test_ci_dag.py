@@ -75,7 +75,8 @@ def test_ci_verify_rows_and_figures(dag):
     v = pd.read_csv(dag / V / "ci/verify.csv")
     combos = [(c, l) for c in cfg["ci"]["collections"] for l in cfg["labels"]["collections"][c]["labelers"]]
     for c, l in combos:
-        for claim in ("ppi_covers_at_max_n", "crc_covers_at_max_n", "crc_narrower_than_bootstrap_at_max_n"):
+        for claim in ("ppi_covers_at_mid_n", "crc_covers_at_mid_n", "ppi_covers_at_max_n", "crc_covers_at_max_n",
+                      "crc_narrower_than_bootstrap_at_max_n"):
             row = v[v["item"] == f"fig2/{c}/{l}/{claim}"]
             assert len(row) == 1 and str(row.reproduced.iloc[0]) in ("True", "False"), claim
         assert (dag / V / f"ci/fig2_{c}_{l}.png").stat().st_size > 10_000
