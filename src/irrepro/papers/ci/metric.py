@@ -21,8 +21,9 @@ __all__ = ["dcg_weights", "truncate_weights", "gains", "expected_gain", "query_u
 #: ``2^{E_P[r]} − 1``. By Jensen the second is never larger; both are non-decreasing in the CRC λ (Eq. 19).
 #: Human (one-hot) labels give the same gain under both.
 LABEL_GAINS = ("expected_gain", "gain_of_expected_grade")
-#: The default of the analyses (``ci.label_gain``): the authors' code, which computed the paper's Table 1 and
-#: Figs 2-4. The equation-level functions (:func:`expected_gain`, :func:`query_utility`, CRC) default to Eq. 5.
+#: The default of the analyses (``ci.label_gain``): the authors' code behind Figs 2-4 (``datasets.py``; their Fig 1,
+#: ``curves.py``, uses E_P[2^r − 1]). The equation-level functions (:func:`expected_gain`, :func:`query_utility`,
+#: CRC) default to Eq. 5.
 DEFAULT_LABEL_GAIN = "gain_of_expected_grade"
 
 _TINY = np.finfo(float).tiny
