@@ -10,13 +10,14 @@ from irrepro.papers.ci.metric import _LOSS_RTOL
 
 
 def calibrate_crc_loop(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None, correction="batches",
-                       tol=1e-6):
+                       tol=1e-6, label_gain="expected_gain"):
     """Reference implementation of :func:`~irrepro.papers.ci.calibration.calibrate_crc`: bisection, and for every
     λ a Python loop over the M batches computing ``Û_CRC(Q̄_i, λ)`` from the batch's label distributions and ``U(Q̄_i)`` literally (Eq. 24).
 
     Same inputs and result (λ to within ``tol``); slow — for tests and benchmarks only.
     """
-    alpha, u, P, w, g, B, bound = _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction)
+    alpha, u, P, w, g, B, bound = _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction,
+                                                      label_gain)
     M = B.shape[0]
     thr = bound * M
     lam1 = np.empty(1)
@@ -27,7 +28,7 @@ def calibrate_crc_loop(u_true, dists, batches, alpha=0.05, *, weights=None, gain
         lam1[0] = lam
         hi = lo = 0
         for idx in B:
-            u_crc = _crc_u(P[idx], lam1, w[idx], g)[0].mean()   # Û_CRC(Q̄_i, λ)
+            u_crc = _crc_u(P[idx], lam1, w[idx], *g)[0].mean()   # Û_CRC(Q̄_i, λ)
             u_batch = u[idx].mean()                              # U(Q̄_i)
             hi += u_crc < u_batch - atol
             lo += u_crc > u_batch + atol

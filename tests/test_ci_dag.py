@@ -75,7 +75,8 @@ def test_ci_verify_rows_and_figures(dag):
     v = pd.read_csv(dag / V / "ci/verify.csv")
     combos = [(c, l) for c in cfg["ci"]["collections"] for l in cfg["labels"]["collections"][c]["labelers"]]
     for c, l in combos:
-        for claim in ("ppi_covers_at_max_n", "crc_covers_at_max_n", "crc_narrower_than_bootstrap_at_max_n"):
+        for claim in ("ppi_covers_at_mid_n", "crc_covers_at_mid_n", "ppi_covers_at_max_n", "crc_covers_at_max_n",
+                      "crc_narrower_than_bootstrap_at_max_n"):
             row = v[v["item"] == f"fig2/{c}/{l}/{claim}"]
             assert len(row) == 1 and str(row.reproduced.iloc[0]) in ("True", "False"), claim
         assert (dag / V / f"ci/fig2_{c}_{l}.png").stat().st_size > 10_000
@@ -122,3 +123,21 @@ def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
         # what consumes Fig 4's outputs (the verify table, its summary, the targets) may follow, and provenance.json,
         # which records the whole config by design; nothing else
         assert rules <= {"ci_fig4", "verify", "verify_summary", "provenance", "ci_all", "all"}, rules
+
+
+@pytest.mark.parametrize("key, value, affected", [
+    ("split", "resplit", {"ci_fig2", "ci_fig3"}),
+    ("target", "all", {"ci_fig2", "ci_fig3"}),
+    ("bootstrap", "percentile", {"ci_fig2", "ci_fig3"}),
+    ("label_gain", "expected_gain", {"ci_table1", "ci_fig2", "ci_fig3", "ci_fig4"}),
+])
+def test_protocol_keys_rerun_only_what_they_change(dag, tmp_path, key, value, affected):
+    """The protocol keys (docs/ci.md, "Readings") are params of exactly the rules they change."""
+    cfg = _cfg()
+    cfg["ci"][key] = value
+    p = tmp_path / "changed.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    jobs = _jobs(snakemake(dag, "-n", "--cores", "1", config=p).stdout)
+    rules = {r for r, _ in jobs}
+    assert affected <= rules, (key, rules)
+    assert rules <= affected | {"verify", "verify_summary", "provenance", "ci_all", "all"}, (key, rules)

@@ -76,7 +76,9 @@ def test_hard_to_dist_smoothing():
 def test_bootstrap_matches_naive_loop_and_scipy():
     rng = np.random.default_rng(3)
     vals = rng.gamma(2.0, 2.0, size=(3, 25))
-    ci = iv.bootstrap_ci(vals, alpha=0.1, n_boot=2000, rng=np.random.default_rng(7))
+    ci = iv.bootstrap_ci(vals, alpha=0.1, n_boot=2000, rng=np.random.default_rng(7), kind="percentile")
+    basic = iv.bootstrap_ci(vals, alpha=0.1, n_boot=2000, rng=np.random.default_rng(7))  # the default
+    assert np.allclose(basic.low, 2 * vals.mean(1) - ci.high) and np.allclose(basic.high, 2 * vals.mean(1) - ci.low)
     # naive: one resample at a time, same documented stream (one (n_boot, n) draw per row)
     g = np.random.default_rng(7)
     for i, row in enumerate(vals):
@@ -86,10 +88,11 @@ def test_bootstrap_matches_naive_loop_and_scipy():
         assert ci.low[i] == pytest.approx(lo, abs=1e-12) and ci.high[i] == pytest.approx(hi, abs=1e-12)
         assert ci.estimate[i] == pytest.approx(row.mean())
     # an independent implementation with other random draws agrees to Monte-Carlo error
-    big = iv.bootstrap_ci(vals[0], alpha=0.05, n_boot=20000, rng=np.random.default_rng(1))
-    ref = stats.bootstrap((vals[0],), np.mean, n_resamples=20000, method="percentile", rng=np.random.default_rng(2))
-    assert big.low == pytest.approx(ref.confidence_interval.low, abs=0.08)
-    assert big.high == pytest.approx(ref.confidence_interval.high, abs=0.08)
+    for kind in ("percentile", "basic"):
+        big = iv.bootstrap_ci(vals[0], alpha=0.05, n_boot=20000, rng=np.random.default_rng(1), kind=kind)
+        ref = stats.bootstrap((vals[0],), np.mean, n_resamples=20000, method=kind, rng=np.random.default_rng(2))
+        assert big.low == pytest.approx(ref.confidence_interval.low, abs=0.08)
+        assert big.high == pytest.approx(ref.confidence_interval.high, abs=0.08)
 
 
 # ---------------------------------------------------------------------------------------------------- PPI
@@ -302,7 +305,7 @@ def test_oracle_mix_and_crc_widths_shrink_to_zero():
 
 def test_ci_experiment_table_determinism_and_streams():
     U, d, _ = synth(60, seed=7)
-    kw = dict(repetitions=12, seed=3, n_boot=300, n_batches=300)
+    kw = dict(repetitions=12, seed=3, n_boot=300, n_batches=300, split="resplit")
     df = iv.ci_experiment(U, d, [5, 10], **kw)
     assert list(df.columns) == iv.RESULT_COLUMNS
     assert len(df) == 3 * 2 * 12 and set(df.method) == {"bootstrap", "ppi", "crc"}
@@ -323,7 +326,7 @@ def test_ci_experiment_table_determinism_and_streams():
     assert not df.failed.any()
     # stratified split: each group is halved between validation and test
     groups = np.repeat([0, 1, 2], 20)
-    val, test = _splits(60, 5, groups, np.random.default_rng(0))
+    val, test = _splits(60, 5, groups, np.random.default_rng(0), "resplit")
     for r in range(5):
         assert np.array_equal(np.bincount(groups[val[r]]), [10, 10, 10])
         assert sorted(np.concatenate([val[r], test[r]])) == list(range(60))
@@ -394,7 +397,7 @@ def test_experiment_target_all_is_the_dataset_mean_and_covers_more():
     noisy = np.clip(grades + rng.integers(-1, 2, size=grades.shape), 0, 3)
     dists = 0.7 * np.eye(4)[noisy] + 0.3 / 4
     u = (2.0 ** grades - 1) @ iv.dcg_weights(10)
-    kw = dict(repetitions=200, seed=3, n_boot=500, n_batches=500, methods=("bootstrap",))
+    kw = dict(repetitions=200, seed=3, n_boot=500, n_batches=500, methods=("bootstrap",), split="resplit")
     t = iv.ci_experiment(u, dists, [30], **kw)
     a = iv.ci_experiment(u, dists, [30], target="all", **kw)
     assert np.allclose(a.target, u.mean())

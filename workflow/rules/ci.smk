@@ -40,6 +40,7 @@ rule ci_table1:
     params:
         k=config["ci"]["k"],
         labelers=lambda wc: config["labels"]["collections"][wc.collection]["labelers"],
+        label_gain=config["ci"]["label_gain"],
     script:
         "../scripts/ci/table1.py"
 
@@ -81,6 +82,9 @@ rule ci_fig2:
         n_boot=config["ci"]["n_boot"],
         batches=config["ci"]["batches"],
         target=config["ci"]["target"],
+        split=config["ci"]["split"],
+        bootstrap=config["ci"]["bootstrap"],
+        label_gain=config["ci"]["label_gain"],
     script:
         "../scripts/ci/fig2.py"
 
@@ -123,6 +127,9 @@ rule ci_fig3:
         n_boot=config["ci"]["n_boot"],
         batches=config["ci"]["batches"],
         target=config["ci"]["target"],
+        split=config["ci"]["split"],
+        bootstrap=config["ci"]["bootstrap"],
+        label_gain=config["ci"]["label_gain"],
     script:
         "../scripts/ci/fig3.py"
 
@@ -158,6 +165,7 @@ rule ci_fig4:
         k=config["ci"]["k"],
         zetas=config["ci"]["fig4_zetas"],
         n_cal=config["ci"]["fig4_n"],
+        label_gain=config["ci"]["label_gain"],
         seed=config["ci"]["seed"],
         alpha=config["ci"]["alpha"],
     script:

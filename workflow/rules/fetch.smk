@@ -43,6 +43,7 @@ rule fetch_collection:
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         topics=lambda wc: config["collections"][wc.collection]["topics"],
+        grades=lambda wc: json.dumps(config["collections"][wc.collection]["grades"], sort_keys=True),
         mirror=MIRROR,
         home=f"{RES}/ir_datasets",
     script:

@@ -46,6 +46,27 @@ def qrels(ds, dataset_id: str = "") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
 
 
+#: Cleverdon's Cranfield codes as graded relevance (``collections.<c>.grades`` in the default config): code 1
+#: "complete answer" is the best, 4 "minimum interest" the least; ir_datasets numbers them the other way round
+#: (4 = complete answer). -1 (one row per query in the distributed qrels, not in Cleverdon's scheme) stays -1.
+CRANFIELD_CLEVERDON = {-1: -1, 1: 4, 2: 3, 3: 2, 4: 1}
+
+
+def map_grades(qrels: pd.DataFrame, grades: dict | None, where: str = "grades") -> pd.DataFrame:
+    """``qrels`` with every ``relevance`` replaced by ``grades[relevance]`` (keys ints or their strings); ``None``
+    returns the qrels unchanged (the grades as ir_datasets gives them). A grade without an entry raises
+    :class:`InputError` naming ``where`` (the config key)."""
+    if grades is None:
+        return qrels
+    table = {int(k): int(v) for k, v in grades.items()}
+    missing = sorted(set(qrels["relevance"].astype(int)) - set(table))
+    if missing:
+        raise InputError(f"config key {where}: no entry for the qrels' grade(s) {missing} (has {sorted(table)})")
+    out = qrels.copy()
+    out["relevance"] = out["relevance"].astype(int).map(table)
+    return out
+
+
 def docs_iter(ds, dataset_id: str = "", jsonl: str | None = None):
     """Yield ``{'docno', 'text'}`` dicts, the form PISA indexes (from ``jsonl`` when the collection's documents
     come from a declared artifact instead of ir_datasets)."""

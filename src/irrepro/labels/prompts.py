@@ -172,8 +172,9 @@ CRANFIELD = Prompt(
         "Relevance:"
     ),
     suffixes=("0", "1", "2", "3", "4"),
-    description="OURS (not in the paper): Cranfield's five relevance levels (ir_datasets' -1..4, -1 as 0), "
-                "in the style of the paper's prompts.",
+    description="OURS (not in the paper): Cranfield's five relevance levels as grades 0-4, 4 = complete answer "
+                "(the qrels' codes mapped by collections.<c>.grades: Cleverdon's code 1 or ir_datasets' 4 is grade "
+                "4; negative grades as 0), in the style of the paper's prompts.",
     source="irrepro (not from Oosterhuis et al. 2024); level definitions from the Cranfield collection",
 )
 

@@ -13,9 +13,9 @@ from irrepro.papers.ci.data import load  # noqa: E402
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     p, c, lab = sm.params, sm.wildcards.collection, sm.wildcards.labeler
-    qids, grades, dists, weights, u_true, _ = load(sm.input.pairs, sm.input.labels, p.k)
+    qids, grades, dists, weights, u_true, _ = load(sm.input.pairs, sm.input.labels, p.k, p.label_gain)
     per_query, n_cal = fig4_per_query(qids, grades, dists, weights, u_true, zetas=p.zetas, seed=p.seed,
-                                      n_cal=p.n_cal, alpha=p.alpha)
+                                      n_cal=p.n_cal, alpha=p.alpha, label_gain=p.label_gain)
     write_table(per_query, csv=sm.output.csv, float_format="%.6g")
     fig = plots.fig4(per_query, f"{c}, labels: {lab}: per-query CRC, calibrated on {n_cal} queries")
     plots.save(fig, sm.output.pdf, sm.output.png)

@@ -3,6 +3,8 @@ of :func:`irrepro.papers.ci.data.load`; the claims checked on their results are 
 """
 from __future__ import annotations
 
+from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
+
 import logging
 
 import numpy as np
@@ -24,14 +26,14 @@ RANKERS = ("Random", "BM25", "LLM", "Perfect")
 
 # ====================================================================== Table 1
 
-def table1_long(pairs: pd.DataFrame, labels: dict, collection: str, k: int = 10):
+def table1_long(pairs: pd.DataFrame, labels: dict, collection: str, k: int = 10, label_gain: str = DEFAULT_LABEL_GAIN):
     """Table 1 for every labeler: ``(long, results)`` with ``long`` one row per (labeler, ranker) —
     ``collection, labeler, ranker, human, llm`` — and ``results`` ``{labeler: table1(...)}``.
     ``labels``: labeler name -> its labels table, in config order."""
     rows, results = [], {}
     for labeler, lab in labels.items():
         _, grades, dists, mask = label_matrix(pairs, lab)
-        t = table1(grades, dists, mask, k=k)
+        t = table1(grades, dists, mask, k=k, label_gain=label_gain)
         results[labeler] = t
         for ranker, v in t.items():
             rows.append({"collection": collection, "labeler": labeler, "ranker": ranker, "human": v["human"],
@@ -55,25 +57,29 @@ def table1_wide(long: pd.DataFrame, labelers: list) -> pd.DataFrame:
     return pd.DataFrame(wide)
 
 
-def write_table1_md(wide: pd.DataFrame, pairs: pd.DataFrame, collection: str, k: int, path) -> None:
+def write_table1_md(wide: pd.DataFrame, pairs: pd.DataFrame, collection: str, k: int, path,
+                    label_gain: str = DEFAULT_LABEL_GAIN) -> None:
     """Table 1 as Markdown under a line saying what it measures (a local writer: irrepro.core.io.write_table writes
     no header line)."""
+    llm = "2^E_P[r] - 1" if label_gain == "gain_of_expected_grade" else "E_P[2^r - 1]"
     with open(path, "w") as f:
-        f.write(f"DCG@{k} (gain 2^r - 1) on {collection}: {pairs.query_id.nunique()} queries, the rankers re-rank the "
-                f"top {int(pairs['rank'].max())} candidates of the run.\n\n")
+        f.write(f"DCG@{k} (gain 2^r - 1; LLM labels: {llm}) on {collection}: {pairs.query_id.nunique()} queries, the "
+                f"rankers re-rank the top {int(pairs['rank'].max())} candidates of the run.\n\n")
         f.write(to_markdown(wide.round(2)))
 
 
 # ====================================================================== Fig 2
 
-def fig2_runs(u_true, dists, weights, u_pred, *, n_values, repetitions, seed, alpha, n_boot, batches, target):
+def fig2_runs(u_true, dists, weights, u_pred, *, n_values, repetitions, seed, alpha, n_boot, batches, target,
+              split="fixed", bootstrap="basic", label_gain=DEFAULT_LABEL_GAIN):
     """Fig 2's experiment (:func:`~irrepro.papers.ci.experiment.ci_experiment`) at every configured n that fits in
     the validation half (the half itself when none does): ``(ns, runs)``."""
     n_val = n_validation(len(u_true))
     ns = [n for n in n_values if n <= n_val] or [n_val]
     log.info("%d queries (validation half %d), n = %s, %d repetitions", len(u_true), n_val, ns, repetitions)
     runs = ci_experiment(u_true, dists, ns, weights=weights, u_pred=u_pred, repetitions=repetitions, seed=seed,
-                         alpha=alpha, n_boot=n_boot, n_batches=batches, target=target)
+                         alpha=alpha, n_boot=n_boot, n_batches=batches, target=target, split=split,
+                         bootstrap=bootstrap, label_gain=label_gain)
     return ns, runs
 
 
@@ -90,7 +96,8 @@ def fig3_n(N: int, n) -> int:
     return min(n or n_validation(N), n_validation(N))
 
 
-def fig3_runs(u_true, grades, dists, weights, *, n, betas, zetas, repetitions, seed, alpha, n_boot, batches, target):
+def fig3_runs(u_true, grades, dists, weights, *, n, betas, zetas, repetitions, seed, alpha, n_boot, batches, target,
+              split="fixed", bootstrap="basic", label_gain=DEFAULT_LABEL_GAIN):
     """Fig 3's experiments: the intervals at ``n`` labelled queries under adversarial bias β (Sec. 8.2) and oracle
     weight ζ (Sec. 8.3); PPI's predictions follow the changed labels. Returns ``(beta summary, zeta summary,
     table)`` with ``table`` both summaries stacked (columns ``x`` and ``kind``)."""
@@ -99,7 +106,8 @@ def fig3_runs(u_true, grades, dists, weights, *, n, betas, zetas, repetitions, s
                              ("zeta", zetas, lambda x: oracle_mix(dists, grades, x))):
         for x in xs:
             r = ci_experiment(u_true, change(x), [n], weights=weights, repetitions=repetitions, seed=seed,
-                              alpha=alpha, n_boot=n_boot, n_batches=batches, target=target)
+                              alpha=alpha, n_boot=n_boot, n_batches=batches, target=target, split=split,
+                              bootstrap=bootstrap, label_gain=label_gain)
             frames.append(r.assign(kind=kind, x=x))
             log.info("%s = %g done", kind, x)
     runs = pd.concat(frames, ignore_index=True)
@@ -123,7 +131,7 @@ def fig4_split(N: int, seed: int, n_cal=None):
     return val[: min(n_cal or n_val, n_val)], test
 
 
-def fig4_per_query(qids, grades, dists, weights, u_true, *, zetas, seed, n_cal, alpha):
+def fig4_per_query(qids, grades, dists, weights, u_true, *, zetas, seed, n_cal, alpha, label_gain=DEFAULT_LABEL_GAIN):
     """Per-query CRC intervals (Sec. 8.4) of the test queries for each oracle weight ζ: ``(table, calibration
     size)``, one row per (ζ, test query); a failed calibration gives NaN bounds and ``covered`` False."""
     cal, test = fig4_split(len(qids), seed, n_cal)
@@ -131,8 +139,8 @@ def fig4_per_query(qids, grades, dists, weights, u_true, *, zetas, seed, n_cal, 
     for z in zetas:
         dz = oracle_mix(dists, grades, z)
         iv, calib = crc_per_query(u_true[cal], dz[cal], dz[test], alpha, weights_cal=weights[cal],
-                                  weights_test=weights[test])
-        pred = query_utility(dz[test], weights[test])
+                                  weights_test=weights[test], label_gain=label_gain)
+        pred = query_utility(dz[test], weights[test], label_gain=label_gain)
         for j, q in enumerate(test):
             lo, hi = float(iv.low[j]), float(iv.high[j])
             rows.append({"zeta": z, "query_id": qids[q], "true": float(u_true[q]), "predicted": float(pred[j]),

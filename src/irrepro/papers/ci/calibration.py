@@ -20,7 +20,7 @@ import numpy as np
 from irrepro.errors import InputError
 from irrepro.papers.ci.bootstrap import Interval
 from irrepro.papers.ci.crc import _CRCKernel, _crc_u
-from irrepro.papers.ci.metric import (_LOSS_RTOL, _check_alpha, _check_dist, _check_values, _gain_vector,
+from irrepro.papers.ci.metric import (_LOSS_RTOL, _check_alpha, _check_dist, _check_values, _gain_spec,
                                       _query_weights)
 
 
@@ -62,7 +62,7 @@ def single_query_batches(n):
     return np.arange(int(n))[:, None]
 
 
-def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction):
+def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction, label_gain):
     alpha = _check_alpha(alpha)
     u = _check_values(u_true, "u_true", ndim=1)
     P = _check_dist(dists, "dists", min_ndim=3)
@@ -70,7 +70,7 @@ def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction
         raise InputError(f"calibration: dists must have shape (n, depth, G) with n = len(u_true) = {u.size}, "
                          f"got {P.shape}")
     w = _query_weights(weights, P.shape[0], P.shape[1])
-    g = _gain_vector(gain, P.shape[-1])
+    g = _gain_spec(gain, P.shape[-1], label_gain)
     B = np.asarray(batches)
     if B.ndim != 2 or B.shape[0] < 1 or B.shape[1] < 1 or not np.issubdtype(B.dtype, np.integer):
         raise InputError(f"batches must be a 2-d int array (M, batch_size) of query indices, got {B.shape} "
@@ -133,7 +133,7 @@ def _smallest_feasible(D0, lams0, thr, tol, grid, evaluate):
 
 
 def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None, correction="batches", tol=1e-6,
-                  grid=15):
+                  grid=15, label_gain="expected_gain"):
     """Dual CRC calibration of ``λ_low`` and ``λ_high`` (Eqs. 22–24), vectorised over batches and λ.
 
     ``u_true`` (n,) human per-query values ``U(q)`` of the calibration queries, ``dists`` (n, depth, G) their LLM
@@ -155,7 +155,8 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
     M batches in one (M × n)·(n × (grid+2)) product (``C``: query counts per batch); later rounds only the
     batches whose loss can still change inside the bracket.
     """
-    alpha, u, P, w, g, B, bound = _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction)
+    alpha, u, P, w, g, B, bound = _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction,
+                                                      label_gain)
     M, b = B.shape
     n = u.size
     grid = int(grid)
@@ -165,7 +166,7 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
     C = np.bincount((np.arange(M)[:, None] * n + B).ravel(), minlength=M * n).reshape(M, n).astype(float)
     thr = bound * M   # risk < bound  ⇔  number of losses < bound·M
 
-    kernel = _CRCKernel(P, w, g)
+    kernel = _CRCKernel(P, w, *g)
 
     # a batch whose Û_CRC equals U up to rounding (e.g. one-hot labels equal to the truth) is no loss either way
     atol = _LOSS_RTOL * b * max(1.0, float(np.abs(u).max()))
@@ -187,7 +188,7 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
     return _finish(-lam_low, lam_high, c_low / M, c_high / M, bound, M)
 
 
-def crc_interval(dists, calibration, *, weights=None, gain=None, axis_mean=True):
+def crc_interval(dists, calibration, *, weights=None, gain=None, axis_mean=True, label_gain="expected_gain"):
     """CRC confidence interval ``C(Q, λ_high, λ_low) = [Û_CRC(Q, λ_low), Û_CRC(Q, λ_high)]`` (Eq. 20).
 
     ``dists`` (n, depth, G) of the queries Q to bound (no human labels needed), ``calibration`` from
@@ -202,16 +203,16 @@ def crc_interval(dists, calibration, *, weights=None, gain=None, axis_mean=True)
     if P.ndim != 3:
         raise InputError(f"crc_interval: dists must have shape (n, depth, G), got {P.shape}")
     w = _query_weights(weights, P.shape[0], P.shape[1])
-    g = _gain_vector(gain, P.shape[-1])
+    g = _gain_spec(gain, P.shape[-1], label_gain)
     lo_l, hi_l = calibration.lam_low, calibration.lam_high
     if calibration.failed:
-        est = _crc_u(P, np.zeros(1), w, g)[0]
+        est = _crc_u(P, np.zeros(1), w, *g)[0]
         nan = np.full_like(est, np.nan)
         if axis_mean:
             return Interval(float(est.mean()), np.nan, np.nan)
         return Interval(est, nan, nan.copy())
     lams = np.array([min(lo_l, hi_l), max(lo_l, hi_l), 0.0])
-    v = _crc_u(P, lams, w, g)
+    v = _crc_u(P, lams, w, *g)
     if axis_mean:
         v = v.mean(axis=1)
         return Interval(float(v[2]), float(v[0]), float(v[1]))
@@ -219,7 +220,7 @@ def crc_interval(dists, calibration, *, weights=None, gain=None, axis_mean=True)
 
 
 def crc_per_query(u_true_cal, dists_cal, dists_test, alpha=0.05, *, weights_cal=None, weights_test=None, gain=None,
-                  tol=1e-6, grid=15):
+                  tol=1e-6, grid=15, label_gain="expected_gain"):
     """Per-query CRC intervals (Secs. 6.2, 7, 8.4): λ calibrated on the n single-query batches ``Q̄_i = {q_i}``
     (M = n, so the bound is ``½(α − (1 − α)/n)``), then one interval ``[Û_CRC(q, λ_low), Û_CRC(q, λ_high)]`` per
     test query.  Returns ``(Interval of arrays (n_test,), CRCCalibration)``; with n ≤ (1 − α)/α calibration
@@ -227,5 +228,6 @@ def crc_per_query(u_true_cal, dists_cal, dists_test, alpha=0.05, *, weights_cal=
     """
     u = np.asarray(u_true_cal)
     cal = calibrate_crc(u, dists_cal, single_query_batches(u.size), alpha, weights=weights_cal, gain=gain,
-                        correction="batches", tol=tol, grid=grid)
-    return crc_interval(dists_test, cal, weights=weights_test, gain=gain, axis_mean=False), cal
+                        correction="batches", tol=tol, grid=grid, label_gain=label_gain)
+    return (crc_interval(dists_test, cal, weights=weights_test, gain=gain, axis_mean=False, label_gain=label_gain),
+            cal)

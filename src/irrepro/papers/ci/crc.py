@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from irrepro.errors import InputError
-from irrepro.papers.ci.metric import _TINY, _check_dist, _gain_vector, _query_weights
+from irrepro.papers.ci.metric import _TINY, _check_dist, _gain_spec, _link, _query_weights
 
 
 def _perturb(P, lam):
@@ -46,21 +46,23 @@ def perturb(dist, lam):
     return _perturb(P, lam)
 
 
-def crc_expected_gain(dist, lam, gain=None):
-    """``μ̂_CRC(d, λ) = Σ_r P̂_CRC(R=r|d, λ) r'`` (Eq. 19); non-decreasing in λ.  → ``lam.shape + dist.shape[:-1]``."""
+def crc_expected_gain(dist, lam, gain=None, label_gain="expected_gain"):
+    """``μ̂_CRC(d, λ) = Σ_r P̂_CRC(R=r|d, λ) r'`` (Eq. 19); non-decreasing in λ.  → ``lam.shape + dist.shape[:-1]``.
+    ``label_gain="gain_of_expected_grade"``: ``2^{E_{P̂_CRC}[r]} − 1`` (the authors' code)."""
     P = _check_dist(dist)
-    g = _gain_vector(gain, P.shape[-1])
+    g, link = _gain_spec(gain, P.shape[-1], label_gain)
     lam = np.asarray(lam, dtype=float)
     if not np.isfinite(lam).all() or (np.abs(lam) > 1).any():
         raise InputError("crc_expected_gain: lam must lie in [-1, 1]")
-    return _perturb(P, lam) @ g
+    return _link(_perturb(P, lam) @ g, link)
 
 
 class _CRCKernel:
-    """Per-query ``Û_CRC(q, λ)`` for fixed P (n, depth, G), ω (n, depth), gains g (G,): cumulative sums are computed
-    once, then each call maps λ (L,) → (L, n) with Eqs. 16–19 and Eq. 1 (the hot loop of the calibration)."""
+    """Per-query ``Û_CRC(q, λ)`` for fixed P (n, depth, G), ω (n, depth), gains g (G,) (and ``link`` applied to the
+    mean of g, :func:`~irrepro.papers.ci.metric._gain_spec`): cumulative sums are computed once, then each call
+    maps λ (L,) → (L, n) with Eqs. 16–19 and Eq. 1 (the hot loop of the calibration)."""
 
-    def __init__(self, P, w, g):
+    def __init__(self, P, w, g, link=None):
         self.P = P
         csum = np.cumsum(P, axis=-1)
         zero = np.zeros(P.shape[:-1] + (1,))
@@ -69,22 +71,23 @@ class _CRCKernel:
         self.above = np.concatenate([rc[..., 1:], zero], axis=-1)
         self.w = w
         self.g2 = np.stack([g, np.ones_like(g)], axis=1)                      # (G, 2): numerator, normaliser
+        self.link = link
 
     def __call__(self, lam):
         lam = np.asarray(lam, dtype=float).reshape(-1, 1, 1, 1)
         m = np.maximum(1.0 - np.abs(lam), _TINY)
         Q = np.clip(m - np.where(lam >= 0, self.above, self.below), 0.0, self.P)
         nd = Q.reshape(-1, Q.shape[-1]) @ self.g2                             # Σ_r Q(r) r', Σ_r Q(r)
-        mu = (nd[:, 0] / nd[:, 1]).reshape(Q.shape[:-1])                       # μ̂_CRC(d, λ), Eq. 19
+        mu = _link(nd[:, 0] / nd[:, 1], self.link).reshape(Q.shape[:-1])       # μ̂_CRC(d, λ), Eq. 19
         return np.sum(mu * self.w, axis=-1)
 
 
-def _crc_u(P, lam, w, g):
+def _crc_u(P, lam, w, g, link=None):
     """Unchecked per-query ``Û_CRC(q, λ)``: P (n, depth, G), lam (L,), w (n, depth) → (L, n)."""
-    return _CRCKernel(P, w, g)(lam)
+    return _CRCKernel(P, w, g, link)(lam)
 
 
-def crc_query_utility(dists, lam, weights=None, gain=None):
+def crc_query_utility(dists, lam, weights=None, gain=None, label_gain="expected_gain"):
     """Per-query ``Û_CRC(q, λ) = Σ_d ω(rank d) μ̂_CRC(d, λ)`` (Eqs. 1, 6 with μ̂ replaced by Eq. 19).
 
     ``dists`` (n, depth, G), ``lam`` (L,) (or scalar) → (L, n) (or (n,)).  Many λ at once, vectorised.
@@ -96,5 +99,5 @@ def crc_query_utility(dists, lam, weights=None, gain=None):
     if not np.isfinite(lam).all() or (np.abs(lam) > 1).any():
         raise InputError("crc_query_utility: lam must lie in [-1, 1]")
     w = _query_weights(weights, P.shape[0], P.shape[1])
-    g = _gain_vector(gain, P.shape[-1])
-    return _crc_u(P, lam.ravel(), w, g).reshape(lam.shape + (P.shape[0],))
+    g, link = _gain_spec(gain, P.shape[-1], label_gain)
+    return _crc_u(P, lam.ravel(), w, g, link).reshape(lam.shape + (P.shape[0],))

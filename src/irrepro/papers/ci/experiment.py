@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 
 from irrepro.errors import InputError
-from irrepro.papers.ci.bootstrap import bootstrap_ci
+from irrepro.papers.ci.bootstrap import BOOTSTRAPS, bootstrap_ci
 from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
-from irrepro.papers.ci.metric import _LOSS_RTOL, _check_alpha, _check_dist, _check_values, _gain_vector, _query_weights
+from irrepro.papers.ci.metric import (DEFAULT_LABEL_GAIN, _LOSS_RTOL, _check_alpha, _check_dist, _check_values,
+                                      _gain_spec, _link, _query_weights)
 from irrepro.papers.ci.ppi import ppi_mean_ci
 
 log = logging.getLogger("irrepro.papers.ci.intervals")
@@ -27,11 +28,23 @@ def covers(low, high, value):
 RESULT_COLUMNS = ["method", "n", "repetition", "estimate", "low", "high", "width", "covered", "target", "failed",
                   "lam_low", "lam_high"]
 METHODS = ("bootstrap", "ppi", "crc")
+SPLITS = ("fixed", "resplit")
+TARGETS = ("test", "all")
 
 
-def _splits(N, repetitions, groups, rng):
+def _splits(N, repetitions, groups, rng, split="fixed"):
     """(R, n_val) validation queries in random order and (R, n_test) test queries: a random 50:50 split (within
-    each group when ``groups`` is given: stratified, as the paper's per-year TREC-DL split)."""
+    each group when ``groups`` is given: stratified, as the paper's per-year TREC-DL split).
+
+    ``split="resplit"``: a new split per repetition; ``"fixed"``: ONE split (the first draw of ``rng``) shared by
+    all repetitions, each repetition a new random order of the same validation half (the authors' code)."""
+    if split == "fixed":
+        val, test = _splits(N, 1, groups, rng, "resplit")
+        R = int(repetitions)
+        order = np.argsort(rng.random((R, val.shape[1])), axis=1)
+        return val[0][order], np.repeat(test, R, axis=0)
+    if split != "resplit":
+        raise InputError(f"split must be one of {SPLITS}, got {split!r}")
     R = repetitions
     if groups is None:
         perm = np.argsort(rng.random((R, N)), axis=1)
@@ -53,13 +66,23 @@ def _splits(N, repetitions, groups, rng):
 
 def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=None, repetitions=500, seed=0,
                   alpha=0.05, n_boot=10_000, n_batches=10_000, groups=None, methods=METHODS, correction="batches",
-                  tol=1e-6, grid=15, target="test"):
+                  tol=1e-6, grid=15, target="test", split="fixed", bootstrap="basic", label_gain=DEFAULT_LABEL_GAIN):
     """The experiment of Sec. 7 / Figs. 2–3: CI width and coverage of bootstrap, PPI and CRC.
 
-    ``target``: what coverage is measured against — ``"test"`` (the paper's text: "the true performance on the
-    test-set", the mean true value over the test half) or ``"all"`` (the mean over all N queries, validation and
-    test: the dataset's true DCG, a reading under which an interval from n ≈ N/2 queries is not judged against a
-    second, independent sample).
+    The defaults are the authors' protocol (google-research ``high_confidence_ir_eval_using_genai``: ``datasets.py``
+    splits the queries ONCE, ``utils.run_method`` varies only the n-subsample of the validation half and the random
+    draws over the 500 seeds, and coverage is ``lower <= ds_test.true_dcg() <= upper``):
+
+    ``split``: ``"fixed"`` (default, the authors' code) one 50:50 split for all repetitions; ``"resplit"`` a new
+    split per repetition (coverage then also averages over splits).
+    ``target``: what coverage is measured against — ``"test"`` (default; the paper's "the true performance on the
+    test-set" and the authors' code: the mean true value over the test half) or ``"all"`` (the mean over all N
+    queries, which includes the n labelled ones, so every interval looks better than its level: an 80% PPI
+    interval "covers" 0.93–0.97 of the time at n = 20 of N = 43 on synthetic data, with re-drawn splits).
+    ``bootstrap``: ``"basic"`` (default, the paper's and the authors' empirical bootstrap) or ``"percentile"``
+    (:func:`bootstrap_ci`).  ``label_gain``: ``"expected_gain"`` (E_P[2^r − 1], the text) or
+    ``"gain_of_expected_grade"`` (2^{E_P[r]} − 1, the authors' code) — used for Û (when ``u_pred`` is None) and
+    for CRC (see :data:`~irrepro.papers.ci.metric.LABEL_GAINS`).
 
     Inputs: ``u_true`` (N,) human per-query metric values (e.g. DCG@10 of BM25 from the qrels); ``dists``
     (N, depth, G) LLM label distributions of each query's ranked documents; ``weights`` ω (default DCG over
@@ -67,11 +90,12 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
     ``query_utility(dists, weights, gain)``, Eq. 6); ``n_values`` the numbers n of human-labelled queries.
 
     Each repetition r (shared by all n and methods — common random numbers, so the curves over n are smooth):
-    a random 50:50 split of the N queries into validation (⌊N/2⌋, or ⌊half⌋ of each group in ``groups``) and test
-    halves; the n human-labelled queries are the first n of a random order of the validation half (drawn without
-    replacement; nested across n).  The **target** is the mean true value over the TEST half.
+    the 50:50 split of the N queries into validation (⌊N/2⌋, or ⌊half⌋ of each group in ``groups``) and test
+    halves (the same for every r with ``split="fixed"``); the n human-labelled queries are the first n of a random
+    order of the validation half (drawn without replacement; nested across n).
 
-    * ``bootstrap``: percentile bootstrap (``n_boot`` resamples) of the n human values (:func:`bootstrap_ci`).
+    * ``bootstrap``: basic (or percentile) bootstrap (``n_boot`` resamples) of the n human values
+      (:func:`bootstrap_ci`).
     * ``ppi``: Eq. 11 on Q = the n labelled validation queries (true and predicted values) plus the test half
       (predictions only): mean prediction over these n + N_test queries, mean error over the n, ddof = 1
       (:func:`ppi_mean_ci`).  The unlabelled rest of the validation half is not used (by any method).
@@ -80,7 +104,8 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
       LLM labels of the test half (Eq. 20).  A failed calibration gives ``failed=True``, NaN low/high/width and
       ``covered=False``.
 
-    Random streams: splits from ``SeedSequence(seed, spawn_key=(0,))``, the draws of method k (its index in
+    Random streams: splits (and with ``split="fixed"`` the orders of the validation half) from
+    ``SeedSequence(seed, spawn_key=(0,))``, the draws of method k (its index in
     ``METHODS``) for n from ``SeedSequence(seed, spawn_key=(1, n, k))``, so a result does not depend on which other
     n or methods were requested.
     Returns a DataFrame with columns ``RESULT_COLUMNS`` (one row per method × n × repetition); ``covered`` is
@@ -93,9 +118,13 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
     if P.ndim != 3 or P.shape[0] != N:
         raise InputError(f"dists must have shape (N, depth, G) with N = len(u_true) = {N}, got {P.shape}")
     W = np.ascontiguousarray(_query_weights(weights, N, P.shape[1]))
-    g = _gain_vector(gain, P.shape[-1])
+    if bootstrap not in BOOTSTRAPS:
+        raise InputError(f"bootstrap must be one of {BOOTSTRAPS}, got {bootstrap!r}")
+    if target not in TARGETS:
+        raise InputError(f"target must be one of {TARGETS}, got {target!r}")
+    v, link = _gain_spec(gain, P.shape[-1], label_gain)
     if u_pred is None:
-        u_pred = np.sum((P @ g) * W, axis=-1)
+        u_pred = np.sum(_link(P @ v, link) * W, axis=-1)
     u_pred = _check_values(u_pred, "u_pred", ndim=1)
     if u_pred.size != N:
         raise InputError(f"u_pred must have length N = {N}, got {u_pred.size}")
@@ -110,19 +139,14 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
         raise InputError(f"repetitions must be >= 1, got {repetitions}")
     if int(n_batches) < 1 or int(n_boot) < 1:
         raise InputError(f"n_batches and n_boot must be >= 1, got {n_batches}, {n_boot}")
-    val, test = _splits(N, R, groups, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,))))
+    val, test = _splits(N, R, groups, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,))), split)
     n_val = val.shape[1]
     n_values = [int(x) for x in np.atleast_1d(n_values)]
     for n in n_values:
         if n < 2 or n > n_val:
             raise InputError(f"n = {n} human-labelled queries: need 2 <= n <= {n_val} (the size of the validation "
                              f"half of N = {N} queries)")
-    if target == "test":
-        target = u_true[test].mean(axis=1)
-    elif target == "all":
-        target = np.full(R, u_true.mean())
-    else:
-        raise InputError(f"target must be 'test' or 'all', got {target!r}")
+    target = u_true[test].mean(axis=1) if target == "test" else np.full(R, u_true.mean())
     reps = np.arange(R)
     frames = []
     for n in n_values:
@@ -140,7 +164,7 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
                 "failed": failed, "lam_low": lam_low, "lam_high": lam_high})
 
         if "bootstrap" in methods:
-            b = bootstrap_ci(u_true[lab], alpha, n_boot, rng=stream("bootstrap"))
+            b = bootstrap_ci(u_true[lab], alpha, n_boot, rng=stream("bootstrap"), kind=bootstrap)
             frames.append(frame("bootstrap", b.estimate, b.low, b.high))
         if "ppi" in methods:
             p = ppi_mean_ci(u_true[lab], u_pred[lab], u_pred[test], alpha, include_labelled=True, ddof=1)
@@ -152,10 +176,10 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
             for r in range(R):
                 q = lab[r]
                 batches = rng.integers(0, n, size=(int(n_batches), n))
-                cal = calibrate_crc(u_true[q], P[q], batches, alpha, weights=W[q], gain=g, correction=correction,
-                                    tol=tol, grid=grid)
+                cal = calibrate_crc(u_true[q], P[q], batches, alpha, weights=W[q], gain=gain, correction=correction,
+                                    tol=tol, grid=grid, label_gain=label_gain)
                 t = test[r]
-                ci = crc_interval(P[t], cal, weights=W[t], gain=g)
+                ci = crc_interval(P[t], cal, weights=W[t], gain=gain, label_gain=label_gain)
                 est[r], lo[r], hi[r] = ci
                 lam_lo[r], lam_hi[r], failed[r] = cal.lam_low, cal.lam_high, cal.failed
             frames.append(frame("crc", est, lo, hi, failed, lam_lo, lam_hi))

@@ -13,11 +13,24 @@ import numpy as np
 from irrepro.core.gain import dcg_weights
 from irrepro.errors import InputError
 
-__all__ = ["dcg_weights", "truncate_weights", "gains", "expected_gain", "query_utility"]
+__all__ = ["dcg_weights", "truncate_weights", "gains", "expected_gain", "query_utility", "LABEL_GAINS"]
+
+#: How a label distribution becomes a document's gain (``ci.label_gain``):
+#: ``expected_gain`` — the text's Eq. 5 on transformed labels, ``μ̂(d) = E_P[2^r − 1] = Σ_r P(r) (2^r − 1)``;
+#: ``gain_of_expected_grade`` — the authors' code (``datasets.py``: ``_per_query_dcg(per_doc_pred_label)``),
+#: ``2^{E_P[r]} − 1``. By Jensen the second is never larger; both are non-decreasing in the CRC λ (Eq. 19).
+#: Human (one-hot) labels give the same gain under both.
+LABEL_GAINS = ("expected_gain", "gain_of_expected_grade")
+#: The default of the analyses (``ci.label_gain``): the authors' code behind Figs 2-4 (``datasets.py``; their Fig 1,
+#: ``curves.py``, uses E_P[2^r − 1]). The equation-level functions (:func:`expected_gain`, :func:`query_utility`,
+#: CRC) default to Eq. 5.
+DEFAULT_LABEL_GAIN = "gain_of_expected_grade"
 
 _TINY = np.finfo(float).tiny
 _LOSS_RTOL = 1e-9  # |Û_CRC(Q̄) − U(Q̄)| within this (relative to the largest |U|) counts as equal: no loss
 _SUM_TOL = 1e-6
+
+
 def truncate_weights(weights, lengths):
     """Per-query weights ``(n, depth)``: ``weights`` (depth,) with zeros at ranks beyond each query's ``lengths``.
 
@@ -47,6 +60,22 @@ def _gain_vector(gain, G):
     if (np.diff(g) < 0).any():
         raise InputError("gain must be non-decreasing in the grade (CRC's monotonicity in λ relies on it)")
     return g
+
+
+def _gain_spec(gain, G, label_gain="expected_gain"):
+    """``(v, link)``: a document's gain is ``link(Σ_r P(r) v_r)`` — ``(gain vector, None)`` for
+    ``expected_gain``, ``(0..G−1, 2^x − 1)`` for ``gain_of_expected_grade`` (which takes no custom ``gain``)."""
+    if label_gain == "expected_gain":
+        return _gain_vector(gain, G), None
+    if label_gain == "gain_of_expected_grade":
+        if gain is not None:
+            raise InputError("label_gain='gain_of_expected_grade' uses 2^E[r] - 1 and takes no custom gain vector")
+        return np.arange(G, dtype=float), gains
+    raise InputError(f"label_gain must be one of {LABEL_GAINS}, got {label_gain!r}")
+
+
+def _link(x, link):
+    return x if link is None else link(x)
 
 
 def _check_dist(dist, name="dist", min_ndim=1):
@@ -96,27 +125,29 @@ def _query_weights(weights, n, depth):
     return w
 
 
-def expected_gain(dist, gain=None):
-    """``μ̂(d) = Σ_r P̂(R=r|d) r'`` (Eq. 5, with the DCG gain ``r' = 2^r − 1`` unless ``gain`` is given).
+def expected_gain(dist, gain=None, label_gain="expected_gain"):
+    """``μ̂(d) = Σ_r P̂(R=r|d) r'`` (Eq. 5, with the DCG gain ``r' = 2^r − 1`` unless ``gain`` is given);
+    ``label_gain="gain_of_expected_grade"``: ``2^{Σ_r P̂(r) r} − 1`` (the authors' code, see :data:`LABEL_GAINS`).
 
     ``dist`` (..., G) → (...).
     """
     P = _check_dist(dist)
-    return P @ _gain_vector(gain, P.shape[-1])
+    v, link = _gain_spec(gain, P.shape[-1], label_gain)
+    return _link(P @ v, link)
 
 
-def query_utility(dists, weights=None, gain=None):
+def query_utility(dists, weights=None, gain=None, label_gain="expected_gain"):
     """Per-query metric ``U(q) = Σ_d ω(rank(d|q)) μ(d|q)`` (Eq. 1; Û(q) of Eq. 6 with predicted labels).
 
     ``dists`` (..., n, depth, G) label distributions of each query's ranked documents (rank 1 first);
     ``weights`` ω broadcastable to (..., n, depth), default DCG over all ``depth`` ranks (zero weight = padding).
-    Returns (..., n).
+    ``label_gain``: see :data:`LABEL_GAINS`.  Returns (..., n).
     """
     P = _check_dist(dists, "dists", min_ndim=3)
-    g = _gain_vector(gain, P.shape[-1])
+    v, link = _gain_spec(gain, P.shape[-1], label_gain)
     w = dcg_weights(P.shape[-2]) if weights is None else _check_values(weights, "weights")
     try:
-        return np.sum((P @ g) * w, axis=-1)
+        return np.sum(_link(P @ v, link) * w, axis=-1)
     except ValueError:
         raise InputError(f"weights of shape {np.shape(w)} do not broadcast to dists[..., :, :, 0] "
                          f"{P.shape[:-1]}") from None

@@ -16,6 +16,8 @@ transformed labels). Ties in a re-ranking are broken by the original rank, so ev
 """
 from __future__ import annotations
 
+from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
+
 import numpy as np
 import pandas as pd
 
@@ -128,18 +130,31 @@ def _rerank(key: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.lexsort((idx, -k), axis=1)
 
 
-def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10) -> dict[str, dict[str, float]]:
+def _pred_gain(dists: np.ndarray, mask: np.ndarray, label_gain: str) -> np.ndarray:
+    """Each pair's predicted gain (0 where masked): ``E_P[2^r − 1]`` or ``2^{E_P[r]} − 1``
+    (:data:`irrepro.papers.ci.metric.LABEL_GAINS`)."""
+    g = np.arange(dists.shape[-1])
+    if label_gain == "expected_gain":
+        pred = dists @ exp_gain(g)
+    elif label_gain == "gain_of_expected_grade":
+        pred = exp_gain(dists @ g)
+    else:
+        raise InputError(f"label_gain must be 'expected_gain' or 'gain_of_expected_grade', got {label_gain!r}")
+    return np.where(mask, pred, 0.0)
+
+
+def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10,
+           label_gain: str = DEFAULT_LABEL_GAIN) -> dict[str, dict[str, float]]:
     """Mean DCG@k of four rankers of each query's candidates, by human labels and by the labeler (Table 1).
 
     Rankers: ``Random`` (the expected DCG@k of a uniformly random order of the candidates: each of the first k
     ranks holds the mean gain of the candidates — exact, no sampling), ``BM25`` (the candidates' given order),
     ``LLM`` (descending expected gain under ``dists``), ``Perfect`` (descending human grade). Returns
-    ``{ranker: {"human": value, "llm": value}}``; "human" uses gains ``2^grade - 1``, "llm" the expected gain.
+    ``{ranker: {"human": value, "llm": value}}``; "human" uses gains ``2^grade - 1``, "llm" the predicted gain
+    (``label_gain``: ``E_P[2^r − 1]``, the text, or ``2^{E_P[r]} − 1``, the authors' code).
     """
-    g = dists.shape[-1]
-    gain_levels = exp_gain(np.arange(g))
     human = np.where(mask, exp_gain(grades), 0.0)
-    pred = np.where(mask, dists @ gain_levels, 0.0)
+    pred = _pred_gain(dists, mask, label_gain)
     cnt = np.maximum(mask.sum(1), 1)
     out = {}
     for name, key in (("BM25", None), ("LLM", pred), ("Perfect", human)):
@@ -158,10 +173,9 @@ def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10)
     return {r: out[r] for r in ("Random", "BM25", "LLM", "Perfect")}
 
 
-def per_query_dcg(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10):
+def per_query_dcg(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10,
+                  label_gain: str = DEFAULT_LABEL_GAIN):
     """Per-query DCG@k of the given order: ``(true, predicted)``, each ``(N,)`` — U(q) (Eq. 1) and Û(q) (Eq. 6)."""
-    g = dists.shape[-1]
-    gain_levels = exp_gain(np.arange(g))
     human = np.where(mask, exp_gain(grades), 0.0)
-    pred = np.where(mask, dists @ gain_levels, 0.0)
+    pred = _pred_gain(dists, mask, label_gain)
     return _dcg(human, k), _dcg(pred, k)
