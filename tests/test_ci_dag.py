@@ -121,8 +121,8 @@ def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
         combos = [(c, l) for c in cfg["ci"]["collections"] for l in cfg["labels"]["collections"][c]["labelers"]]
         assert fig4 == sorted(f"collection={c}, labeler={l}" for c, l in combos), fig4
         # what consumes Fig 4's outputs (the verify table, its summary, the targets) may follow, and provenance.json,
-        # which records the whole config by design; nothing else
-        assert rules <= {"ci_fig4", "verify", "verify_summary", "provenance", "ci_all", "all"}, rules
+        # which records the whole config by design, and the cost table, which follows every job; nothing else
+        assert rules <= {"ci_fig4", "verify", "verify_summary", "provenance", "cost", "ci_all", "all"}, rules
 
 
 @pytest.mark.parametrize("key, value, affected", [
@@ -140,4 +140,4 @@ def test_protocol_keys_rerun_only_what_they_change(dag, tmp_path, key, value, af
     jobs = _jobs(snakemake(dag, "-n", "--cores", "1", config=p).stdout)
     rules = {r for r, _ in jobs}
     assert affected <= rules, (key, rules)
-    assert rules <= affected | {"verify", "verify_summary", "provenance", "ci_all", "all"}, (key, rules)
+    assert rules <= affected | {"verify", "verify_summary", "provenance", "cost", "ci_all", "all"}, (key, rules)
