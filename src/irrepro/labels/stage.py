@@ -15,16 +15,30 @@ from irrepro.labels.factory import make_labeler
 LOCAL_THREADS = 2
 
 
+def resolve_device(device: str | None) -> str | None:
+    """``"auto"``: ``"cuda"`` when torch sees a GPU (a job given one, e.g. ``--gpus=1`` under SLURM), else ``"cpu"``;
+    any other value as it is. The device is not part of a labeler's cache identity (``hf:<model>[@dtype]``)."""
+    if device != "auto":
+        return device
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def labeler_spec(spec_json: str, files=()) -> dict:
     """The :func:`make_labeler` spec of a ``labels.labelers.<name>`` config entry (canonical JSON): ``artifact``
     dropped, backend ``file`` reading the rule's input file, local models with :data:`LOCAL_THREADS` threads unless
-    configured."""
+    configured and ``device: auto`` resolved (:func:`resolve_device`)."""
     spec = json.loads(spec_json)
     spec.pop("artifact", None)
     if spec["backend"] == "file":
         spec["path"] = files[0]
     if spec["backend"] in ("smollm2", "hf"):
         spec.setdefault("threads", LOCAL_THREADS)
+        if "device" in spec:
+            spec["device"] = resolve_device(spec["device"])
     return spec
 
 
