@@ -78,8 +78,8 @@ def resolve(config: dict, spine) -> LabelsPlan:
         files={name: _label_files(spec, spine.res) for name, spec in lc["labelers"].items()},
         specs={name: json.dumps(spec, sort_keys=True) for name, spec in lc["labelers"].items()},
         prompt_hashes=hashes,
-        shard_size=lc["shards"]["size"],
-        shards=dict(lc["shards"]),
+        shard_size=(lc.get("shards") or {}).get("size"),
+        shards=dict(lc.get("shards") or {}),
     )
 
 
