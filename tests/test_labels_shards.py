@@ -138,3 +138,15 @@ def test_device_auto(monkeypatch):
     assert resolve_device("auto") == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert resolve_device("auto") == "cuda"
+
+
+def test_no_pairs_make_one_empty_shard_and_the_single_job_s_table(tmp_path):
+    pairs = _pairs().iloc[:0]
+    assert shard_plan(pairs, 7) == {"pairs": 0, "shard_size": 7, "shards": 1}
+    out, counts = label_shard(HashLabeler(), "binary", shard_pairs(pairs, 0, 1, 7), tmp_path / "s.sqlite",
+                              tmp_path / "central.sqlite", progress=False)
+    assert counts["pairs"] == 0 and not (tmp_path / "central.sqlite").exists()
+    write_shard(out, tmp_path / "s.tsv")
+    write_labels(gather_shards(pairs, [read_shard(tmp_path / "s.tsv")]), "c", "h", tmp_path / "a.tsv")
+    write_labels(label_pairs(HashLabeler(), "binary", pairs, progress=False), "c", "h", tmp_path / "b.tsv")
+    assert (tmp_path / "a.tsv").read_bytes() == (tmp_path / "b.tsv").read_bytes()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ def label_shard(labeler: Labeler, prompt, pairs: pd.DataFrame, shard_cache, cent
     with LabelCache(shard_cache) as sc:
         resumed = len(sc.rows(labeler.name, prompt.hash, keys))
         central = 0
-        if central_cache is not None:
+        if central_cache is not None and (central_cache == ":memory:" or Path(central_cache).exists()):
             with LabelCache(central_cache) as cc:
                 have = {(q, d) for q, d, _, _ in sc.rows(labeler.name, prompt.hash, keys)}
                 central = sc.put_rows(labeler.name, prompt.hash,
@@ -99,9 +100,11 @@ def read_shard(path) -> pd.DataFrame:
 def gather_shards(pairs: pd.DataFrame, shards: list[pd.DataFrame]) -> pd.DataFrame:
     """The :func:`label_pairs` table of all of ``pairs`` from its shards' tables (any order): one row per row of
     ``pairs``, in its order. Every distinct pair must be in exactly one shard, all by one labeler and prompt."""
-    t = pd.concat(shards, ignore_index=True) if shards else pd.DataFrame()
-    if t.empty:
+    if not shards:
         raise InputError("no shard tables to gather")
+    t = pd.concat(shards, ignore_index=True)
+    if pairs.empty:  # one empty shard: the empty table label_pairs returns
+        return t.reset_index(drop=True)
     for col in ("labeler", "prompt_id"):
         if t[col].nunique() != 1:
             raise InputError(f"shards disagree on {col}: {sorted(t[col].unique())}")
