@@ -60,12 +60,13 @@ def test_every_rule_that_runs_something_writes_a_benchmark_named_by_rule_and_all
     files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     missing, misnamed = [], []
     for f in files:
-        for block in re.split(r"\n(?=(?:rule|checkpoint) )", f.read_text()):
-            m = re.match(r"(?:rule|checkpoint) (\w+):", block)
-            if not m or not re.search(r"^    (script|shell|run|notebook|wrapper):", block, re.M):
+        # rules may sit inside an `if` (indented): split at every rule or checkpoint line
+        for block in re.split(r"\n(?=\s*(?:rule|checkpoint) \w+:)", f.read_text()):
+            m = re.match(r"\s*(?:rule|checkpoint) (\w+):", block)
+            if not m or not re.search(r"^\s+(script|shell|run|notebook|wrapper):", block, re.M):
                 continue
             rule = m.group(1)
-            b = re.search(r"^    benchmark:\n\s+f?\"([^\"]+)\"", block, re.M)
+            b = re.search(r"^\s+benchmark:\n\s+f?\"([^\"]+)\"", block, re.M)
             if not b:
                 missing.append(f"{f.name}:{rule}")
                 continue

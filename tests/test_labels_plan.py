@@ -41,6 +41,11 @@ def test_resolve_good_config():
     cfg = copy.deepcopy(CONFIG)
     cfg["labels"]["cache"] = "/elsewhere/cache.sqlite"
     assert resolve(cfg, SPINE).cache == "/elsewhere/cache.sqlite"
+    assert p.shard_size is None  # no shards: the single `labels` rule
+    cfg["labels"]["shards"] = {"size": 7, "gpu": 1}
+    q = resolve(cfg, SPINE)
+    assert q.shard_size == 7 and q.shards["gpu"] == 1
+    assert q.shard_cache("vaswani", "smollm2", 0, 3) == "/elsewhere/cache.shards/vaswani/smollm2/shard-0-of-3.sqlite"
 
 
 def _bad(edit):

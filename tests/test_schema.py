@@ -88,3 +88,14 @@ def test_out_of_range_value_of_every_section(section):
         validate_config(copy.deepcopy(cfg), SCHEMAS)
     msg = str(e.value)
     assert msg.startswith(f"config key {dotted}: ") and "\n" not in msg, msg
+
+
+def test_label_shards_defaults_and_bounds():
+    cfg = _config()
+    validate_config(cfg, SCHEMAS)
+    assert cfg["labels"]["shards"] == {"size": None, "gpu": 0, "mem_mb": 6000, "runtime": 120}
+    for bad in ({"size": 0}, {"gpu": -1}, {"sizes": 7}):
+        cfg = _config()
+        cfg["labels"]["shards"] = bad
+        with pytest.raises(InputError, match="labels.shards"):
+            validate_config(cfg, SCHEMAS)

@@ -5,9 +5,18 @@ The SLURM run is the shared ``second_run`` fixture (tests/conftest.py), which th
 Runs in CI (CI=true) and when IRREPRO_SLURM_TESTS=1; needs root and Debian's slurm-wlm + munge
 (`bash tests/slurm/install.sh`). Every daemon started is stopped by PID.
 """
-import pytest
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
 
-from conftest import result_files, slurm_wanted
+import pytest
+import yaml
+
+from conftest import REPO, TEST_CONFIG, result_files, slurm_wanted, snakemake
+from slurm.cluster import available, slurm_cluster  # tests/ is on sys.path (pytest's rootdir-relative imports)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
 
@@ -22,3 +31,100 @@ def test_slurm_run_matches_local_run(dag, second_run):
     differ = [k for k in local if local[k].read_bytes() != cluster[k].read_bytes()]
     assert not differ, f"SLURM and local runs differ: {differ}"
     assert info["jobs"] >= 10, f"only {info['jobs']} jobs went through slurmctld"
+
+
+# ---------------------------------------------------------------- scattered labelling (labels.shards)
+SHARD_SIZE = 100  # dl19-pool: 845 pairs -> 9 shards; vaswani: 186 -> 2
+
+
+def _label_configs(tmp_path):
+    """config/test.yaml with a slow hash labeler (0.1 s a pair: a shard runs long enough to be killed midway) on
+    vaswani and one file labeler on dl19-pool; unsharded and in shards of SHARD_SIZE pairs."""
+    c = yaml.safe_load(TEST_CONFIG.read_text())
+    lab = c["labels"]
+    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.1, "batch_size": 4}
+    lab["collections"]["dl19-pool"]["labelers"] = ["flant5-large"]
+    lab["collections"]["vaswani"]["labelers"] = ["slowhash"]
+    single, sharded = tmp_path / "single.yaml", tmp_path / "sharded.yaml"
+    single.write_text(yaml.safe_dump(c))
+    lab["shards"] = {"size": SHARD_SIZE}
+    sharded.write_text(yaml.safe_dump(c))
+    return single, sharded
+
+
+def _rows(db):
+    if not db.exists():
+        return 0
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+    except sqlite3.OperationalError:  # the table is not created yet
+        return 0
+    finally:
+        con.close()
+
+
+def _kill_vaswani_shards(env, dbs, timeout=900):
+    """scancel every running vaswani label shard job once one shard's cache file holds >= 8 labels (two committed
+    batches) and that shard is not done; returns the job ids cancelled."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if any(8 <= _rows(db) < SHARD_SIZE for db in dbs):
+            q = subprocess.run(["squeue", "-h", "-o", "%i %k"], env=env, capture_output=True, text=True).stdout
+            ids = [line.split()[0] for line in q.splitlines() if "labels_shard" in line and "vaswani" in line]
+            if ids:
+                subprocess.run(["scancel", *ids], env=env, check=True)
+                return ids
+        time.sleep(0.2)
+    raise AssertionError("no vaswani label shard ran long enough to be killed")
+
+
+@pytest.mark.skipif(not slurm_wanted(), reason="set IRREPRO_SLURM_TESTS=1 (CI runs it)")
+def test_slurm_label_shards_match_local_single_job(mirror, tmp_path):
+    """The label stage scattered into shard jobs on the SLURM cluster, one shard killed midway (scancel) and
+    resumed: the labels tables are byte-identical to the local single-job run, each shard ran as its own SLURM
+    job, and the killed shard relabelled none of the pairs it had committed (its log's resume count)."""
+    if not available():
+        if os.environ.get("CI") == "true":
+            pytest.fail("SLURM binaries missing in CI: .ci/run must call tests/slurm/install.sh")
+        pytest.skip("SLURM not installed (bash tests/slurm/install.sh)")
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    single, sharded = _label_configs(tmp_path)
+    local, work = tmp_path / "local", tmp_path / "work"
+    local.mkdir()
+    work.mkdir()
+    snakemake(local, "--cores", "2", "labels_all", config=single)
+    dbs = [work / f"resources/labels/cache.shards/vaswani/slowhash/shard-{i}-of-2.sqlite" for i in range(2)]
+    args = ["--profile", str(REPO / "workflow/profiles/slurm"), "--jobs", "2", "--slurm-init-seconds-before-status-checks",
+            "2", "--slurm-keep-successful-logs", "labels_all"]
+    with slurm_cluster(tmp_path / "cluster") as env:
+        cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), "--configfile",
+               str(sharded), *args]
+        with open(tmp_path / "first.log", "w") as out:
+            first = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+            try:
+                killed = _kill_vaswani_shards(env, dbs)
+                assert first.wait(timeout=1800) != 0, "the run with a cancelled shard job succeeded"
+            finally:
+                if first.poll() is None:
+                    first.kill()
+        shard_tsv = [work / f"results/test/labels/vaswani/slowhash/shard-{i}-of-2.tsv" for i in range(2)]
+        committed = {i: _rows(db) for i, db in enumerate(dbs) if not shard_tsv[i].exists()}
+        assert any(0 < k < SHARD_SIZE for k in committed.values()), (killed, committed)
+        snakemake(work, *args, config=sharded, env=env, timeout=2400)  # the resume
+        jobs = (tmp_path / "cluster" / "slurmctld.log").read_text().count("sched: Allocate JobId")
+    res = "results/test/labels"
+    for c, lab in (("dl19-pool", "flant5-large"), ("vaswani", "slowhash")):
+        assert (local / res / c / f"{lab}.tsv").read_bytes() == (work / res / c / f"{lab}.tsv").read_bytes(), (c, lab)
+    plans = {c: json.loads((work / res / c / "shards.json").read_text()) for c in ("dl19-pool", "vaswani")}
+    assert plans["dl19-pool"]["shards"] == 9 and plans["vaswani"]["shards"] == 2
+    # every shard its own SLURM job: a SLURM log per shard (named by its job id) under the plugin's log folder
+    shard_logs = sorted((work / ".snakemake" / "slurm_logs" / "rule_labels_shard").rglob("*.log"))
+    assert len({p.parent for p in shard_logs}) == 11, shard_logs
+    assert len({p.stem for p in shard_logs}) == len(shard_logs) >= 11 + sum(k > 0 for k in committed.values())
+    assert jobs >= len(shard_logs) + 2
+    for i, k in committed.items():
+        log = (work / f"results/test/logs/labels/vaswani/slowhash/shard-{i}-of-2.log").read_text()
+        n = 100 if i == 0 else 86
+        assert f"shard {i} of 2: {n} pairs, {k} resumed from the shard cache, 0 from the central cache, {n - k} labelled" \
+            in log, log[-2000:]

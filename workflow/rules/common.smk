@@ -92,6 +92,16 @@ def import_inputs(name):
     return files
 
 
+# ---------------------------------------------------------------- labels.smk
+
+
+def label_shards(wc):
+    """The shard tables of a (collection, labeler): as many as the checkpoint labels_shard_plan counted."""
+    plan = checkpoints.labels_shard_plan.get(collection=wc.collection).output[0]
+    n = json.loads(Path(plan).read_text())["shards"]
+    return [f"{V}/labels/{wc.collection}/{wc.labeler}/shard-{i}-of-{n}.tsv" for i in range(n)]
+
+
 # ---------------------------------------------------------------- bv.smk
 
 

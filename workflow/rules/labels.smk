@@ -33,38 +33,133 @@ rule labels_pairs:
         "../scripts/labels/pairs.py"
 
 
-rule labels:
-    """Label distributions of every pair by one labeler (cached per labeler x prompt hash x pair; an interrupted
-    job resumes where it stopped)."""
-    input:
-        pairs=f"{V}/labels/{{collection}}/pairs.tsv",
-        topics=f"{V}/collections/{{collection}}/topics.tsv",
-        docs=lambda wc: docs_inputs(wc.collection),
-        files=lambda wc: LABELS.files[wc.labeler],
-    output:
-        f"{V}/labels/{{collection}}/{{labeler}}.tsv",
-    log:
-        f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
-    benchmark:
-        f"{V}/benchmarks/labels/{{collection}}/{{labeler}}.tsv"
-    wildcard_constraints:
-        collection=_alt(LABELS.collections),
-        labeler=_alt(LABELS.labelers),
-    conda:
-        "../envs/labels.yaml"
-    threads: 2
-    resources:
-        mem_mb=6000,
-        runtime=600,
-    params:
-        spec=lambda wc: LABELS.specs[wc.labeler],
-        prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
-        prompt_hash=lambda wc: LABELS.prompt_hashes[wc.collection],
-        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
-        home=f"{RES}/ir_datasets",
-        cache=LABELS.cache,
-    script:
-        "../scripts/labels/label.py"
+if LABELS.shard_size is None:
+
+    rule labels:
+        """Label distributions of every pair by one labeler (cached per labeler x prompt hash x pair; an interrupted
+        job resumes where it stopped)."""
+        input:
+            pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+            topics=f"{V}/collections/{{collection}}/topics.tsv",
+            docs=lambda wc: docs_inputs(wc.collection),
+            files=lambda wc: LABELS.files[wc.labeler],
+        output:
+            f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+        log:
+            f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
+        benchmark:
+            f"{V}/benchmarks/labels/{{collection}}/{{labeler}}.tsv"
+        wildcard_constraints:
+            collection=_alt(LABELS.collections),
+            labeler=_alt(LABELS.labelers),
+        conda:
+            "../envs/labels.yaml"
+        threads: 2
+        resources:
+            mem_mb=6000,
+            runtime=600,
+        params:
+            spec=lambda wc: LABELS.specs[wc.labeler],
+            prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
+            prompt_hash=lambda wc: LABELS.prompt_hashes[wc.collection],
+            dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+            home=f"{RES}/ir_datasets",
+            cache=LABELS.cache,
+        script:
+            "../scripts/labels/label.py"
+
+else:
+
+    localrules:
+        labels_shard_plan,
+
+    checkpoint labels_shard_plan:
+        """How many shards of `labels.shards.size` pairs a collection's pairs make (read by the gather's input
+        function: the number of shard jobs is known once the pairs are)."""
+        input:
+            f"{V}/labels/{{collection}}/pairs.tsv",
+        output:
+            f"{V}/labels/{{collection}}/shards.json",
+        log:
+            f"{V}/logs/labels/shards_{{collection}}.log",
+        benchmark:
+            f"{V}/benchmarks/labels_shard_plan/{{collection}}.tsv"
+        wildcard_constraints:
+            collection=_alt(LABELS.collections),
+        conda:
+            "../envs/irrepro.yaml"
+        threads: 1
+        params:
+            size=LABELS.shard_size,
+        script:
+            "../scripts/labels/shard_plan.py"
+
+    rule labels_shard:
+        """One shard's pairs labelled by one labeler into the shard's own SQLite file (no other job writes it; a
+        killed shard resumes from it); pairs of the central cache are copied, not relabelled. Only these jobs ask
+        for GPUs (labels.shards.gpu)."""
+        input:
+            pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+            plan=f"{V}/labels/{{collection}}/shards.json",
+            topics=f"{V}/collections/{{collection}}/topics.tsv",
+            docs=lambda wc: docs_inputs(wc.collection),
+            files=lambda wc: LABELS.files[wc.labeler],
+        output:
+            f"{V}/labels/{{collection}}/{{labeler}}/shard-{{shard}}-of-{{shards}}.tsv",
+        log:
+            f"{V}/logs/labels/{{collection}}/{{labeler}}/shard-{{shard}}-of-{{shards}}.log",
+        benchmark:
+            f"{V}/benchmarks/labels_shard/{{collection}}/{{labeler}}/{{shard}}/{{shards}}.tsv"
+        wildcard_constraints:
+            collection=_alt(LABELS.collections),
+            labeler=_alt(LABELS.labelers),
+            shard=r"\d+",
+            shards=r"\d+",
+        conda:
+            "../envs/labels.yaml"
+        threads: 2
+        resources:
+            mem_mb=LABELS.shards["mem_mb"],
+            runtime=LABELS.shards["runtime"],
+            gpu=LABELS.shards["gpu"],
+        params:
+            spec=lambda wc: LABELS.specs[wc.labeler],
+            prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
+            prompt_hash=lambda wc: LABELS.prompt_hashes[wc.collection],
+            dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+            home=f"{RES}/ir_datasets",
+            cache=LABELS.cache,
+            size=LABELS.shard_size,
+            shard_cache=lambda wc: LABELS.shard_cache(wc.collection, wc.labeler, int(wc.shard), int(wc.shards)),
+        script:
+            "../scripts/labels/shard.py"
+
+    rule labels_gather:
+        """A (collection, labeler)'s shards gathered in pairs.tsv order into its labels table (byte-identical to
+        the single `labels` job's) and merged, sorted by pair, into the central cache."""
+        input:
+            pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+            shards=label_shards,
+        output:
+            f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+        log:
+            f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
+        benchmark:
+            f"{V}/benchmarks/labels_gather/{{collection}}/{{labeler}}.tsv"
+        wildcard_constraints:
+            collection=_alt(LABELS.collections),
+            labeler=_alt(LABELS.labelers),
+        conda:
+            "../envs/irrepro.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=30,
+        params:
+            prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
+            cache=LABELS.cache,
+        script:
+            "../scripts/labels/gather.py"
 
 
 rule labels_all:

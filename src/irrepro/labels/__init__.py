@@ -27,6 +27,7 @@ Modules: :mod:`~irrepro.labels.base` (interface, softmax, label columns), one ba
 :mod:`~irrepro.labels.hf`, :mod:`~irrepro.labels.smollm2`, :mod:`~irrepro.labels.openai`, :mod:`~irrepro.labels.file`,
 :mod:`~irrepro.labels.hash`; :mod:`~irrepro.labels.cache`, :mod:`~irrepro.labels.run` (:func:`label_pairs`),
 :mod:`~irrepro.labels.factory` (:func:`make_labeler`), :mod:`~irrepro.labels.plan` (the config of the stage),
+:mod:`~irrepro.labels.stage` and :mod:`~irrepro.labels.shards` (the rules' steps, single job or scatter/gather),
 :mod:`~irrepro.labels.prompts`.
 
 Output format (the project's canonical labels table, minus ``collection`` which the caller adds):

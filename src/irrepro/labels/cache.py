@@ -66,6 +66,29 @@ class LabelCache:
             self.con.execute("ROLLBACK")
             raise
 
+    def rows(self, labeler: str, prompt_hash: str, pairs: Sequence[tuple[str, str]]) -> list[tuple]:
+        """The stored rows ``(query_id, doc_id, prompt_id, probs_json)`` of the cached pairs among ``pairs``, sorted
+        by (query id, document id); ``probs_json`` is the stored text, so a copy is exact."""
+        rows = self.con.execute("SELECT query_id, doc_id, prompt_id, probs FROM labels WHERE labeler = ? AND "
+                                "prompt_hash = ? ORDER BY query_id, doc_id", (labeler, prompt_hash)).fetchall()
+        want = set(pairs)
+        return [r for r in rows if (r[0], r[1]) in want]
+
+    def put_rows(self, labeler: str, prompt_hash: str, rows: Sequence[tuple]) -> int:
+        """Insert rows ``(query_id, doc_id, prompt_id, probs_json)`` as they are (``INSERT OR IGNORE``, one
+        transaction, in the given order); returns how many were new."""
+        now = time.time()
+        before = self.count(labeler, prompt_hash)
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            self.con.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 [(labeler, prompt_hash, q, d, pid, p, now) for q, d, pid, p in rows])
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return self.count(labeler, prompt_hash) - before
+
     def count(self, labeler: str | None = None, prompt_hash: str | None = None) -> int:
         sql, args = "SELECT COUNT(*) FROM labels WHERE 1=1", []
         if labeler is not None:

@@ -19,7 +19,8 @@ class LabelsPlan:
     order); ``files``: labeler -> the label file it reads (backend ``file``: the artifact's local path or the
     configured path; else none); ``specs``: labeler -> its config as canonical JSON (a param: changing the model,
     the smoothing, ... relabels); ``prompt_hashes``: collection -> the content hash of its prompt (a param:
-    editing a prompt relabels).
+    editing a prompt relabels); ``shard_size``: pairs per label shard job (None: one ``labels`` job per collection
+    and labeler, no shards); ``shards``: the ``labels.shards`` section (the shard jobs' resources).
     """
     collections: list
     labelers: list
@@ -28,6 +29,19 @@ class LabelsPlan:
     files: dict
     specs: dict
     prompt_hashes: dict
+    shard_size: int | None = None
+    shards: dict | None = None
+
+    def shard_cache(self, collection: str, labeler: str, shard: int, shards: int) -> str:
+        """The SQLite file only shard ``shard`` of ``shards`` of (collection, labeler) writes."""
+        return shard_cache_path(self.cache, collection, labeler, shard, shards)
+
+
+def shard_cache_path(cache: str, collection: str, labeler: str, shard: int, shards: int) -> str:
+    """``<cache without .sqlite>.shards/<collection>/<labeler>/shard-<i>-of-<n>.sqlite``: beside the central cache
+    (not versioned, like it), one file per (collection, labeler, shard, shard count)."""
+    stem = cache[: -len(".sqlite")] if cache.endswith(".sqlite") else cache
+    return f"{stem}.shards/{collection}/{labeler}/shard-{int(shard)}-of-{int(shards)}.sqlite"
 
 
 def resolve(config: dict, spine) -> LabelsPlan:
@@ -64,6 +78,8 @@ def resolve(config: dict, spine) -> LabelsPlan:
         files={name: _label_files(spec, spine.res) for name, spec in lc["labelers"].items()},
         specs={name: json.dumps(spec, sort_keys=True) for name, spec in lc["labelers"].items()},
         prompt_hashes=hashes,
+        shard_size=(lc.get("shards") or {}).get("size"),
+        shards=dict(lc.get("shards") or {}),
     )
 
 

@@ -15,16 +15,30 @@ from irrepro.labels.factory import make_labeler
 LOCAL_THREADS = 2
 
 
+def resolve_device(device: str | None) -> str | None:
+    """``"auto"``: ``"cuda"`` when torch sees a GPU (a job given one, e.g. ``--gpus=1`` under SLURM), else ``"cpu"``;
+    any other value as it is. The device is not part of a labeler's cache identity (``hf:<model>[@dtype]``)."""
+    if device != "auto":
+        return device
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def labeler_spec(spec_json: str, files=()) -> dict:
     """The :func:`make_labeler` spec of a ``labels.labelers.<name>`` config entry (canonical JSON): ``artifact``
     dropped, backend ``file`` reading the rule's input file, local models with :data:`LOCAL_THREADS` threads unless
-    configured."""
+    configured and ``device: auto`` resolved (:func:`resolve_device`)."""
     spec = json.loads(spec_json)
     spec.pop("artifact", None)
     if spec["backend"] == "file":
         spec["path"] = files[0]
     if spec["backend"] in ("smollm2", "hf"):
         spec.setdefault("threads", LOCAL_THREADS)
+        if "device" in spec:
+            spec["device"] = resolve_device(spec["device"])
     return spec
 
 
@@ -34,12 +48,20 @@ def configured_labeler(spec_json: str, files=()) -> tuple[Labeler, dict]:
     return make_labeler(spec), spec
 
 
+def read_pairs(pairs_path) -> pd.DataFrame:
+    """The pairs table ``labels/<collection>/pairs.tsv`` (ids as strings)."""
+    return pd.read_csv(pairs_path, sep="\t", dtype={"query_id": str, "doc_id": str})
+
+
 def pairs_with_texts(pairs_path, topics_path, *, texts: bool, dataset: str | None = None, home=None,
-                     jsonl=None) -> pd.DataFrame:
+                     jsonl=None, subset=None) -> pd.DataFrame:
     """The pairs table (``labels/<collection>/pairs.tsv``) with columns ``query`` (the topic text) and ``text``
     (the document's text from ir_datasets ``dataset`` or the ``jsonl`` documents; empty when ``texts`` is False:
-    labels looked up by id need none). A ranked document without a text is an error."""
-    pairs = pd.read_csv(pairs_path, sep="\t", dtype={"query_id": str, "doc_id": str})
+    labels looked up by id need none). ``subset``: a function of the pairs table returning the rows to keep (one
+    shard's: only their texts are read). A ranked document without a text is an error."""
+    pairs = read_pairs(pairs_path)
+    if subset is not None:
+        pairs = subset(pairs)
     topics = pd.read_csv(topics_path, sep="\t", dtype=str, keep_default_na=False)
     pairs["query"] = pairs.query_id.map(dict(zip(topics.query_id, topics.text))).fillna("")
     if not texts:

@@ -11,7 +11,7 @@ with log_to(sm.log[0]) as log:
     pairs = pairs_with_texts(sm.input.pairs, sm.input.topics, texts=spec["backend"] != "file",
                              dataset=sm.params.dataset, home=sm.params.home,
                              jsonl=sm.input.docs[0] if sm.input.docs else None)
-    log.info("%s on %s: %d pairs, prompt %s (%s), cache %s", sm.wildcards.labeler, sm.wildcards.collection,
-             len(pairs), prompt.id, prompt.hash, sm.params.cache)
+    log.info("%s on %s: %d pairs, prompt %s (%s), device %s, cache %s", sm.wildcards.labeler, sm.wildcards.collection,
+             len(pairs), prompt.id, prompt.hash, spec.get("device", "-"), sm.params.cache)
     out = label_pairs(labeler, prompt, pairs, cache_path=sm.params.cache)
     write_labels(out, sm.wildcards.collection, sm.wildcards.labeler, sm.output[0])
