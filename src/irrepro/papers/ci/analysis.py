@@ -10,6 +10,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from irrepro.core.progress import Progress
 from irrepro.core.verify import to_markdown
 from irrepro.papers.ci.data import n_validation
 from irrepro.papers.ci.distributions import adversarial_bias, oracle_mix
@@ -102,6 +103,8 @@ def fig3_runs(u_true, grades, dists, weights, *, n, betas, zetas, repetitions, s
     weight ζ (Sec. 8.3); PPI's predictions follow the changed labels. Returns ``(beta summary, zeta summary,
     table)`` with ``table`` both summaries stacked (columns ``x`` and ``kind``)."""
     frames = []
+    progress = Progress(len(betas) + len(zetas), f"Fig 3 settings ({repetitions} repetitions each)",
+                        unit="settings")
     for kind, xs, change in (("beta", betas, lambda x: adversarial_bias(dists, x)),
                              ("zeta", zetas, lambda x: oracle_mix(dists, grades, x))):
         for x in xs:
@@ -110,6 +113,8 @@ def fig3_runs(u_true, grades, dists, weights, *, n, betas, zetas, repetitions, s
                               bootstrap=bootstrap, label_gain=label_gain)
             frames.append(r.assign(kind=kind, x=x))
             log.info("%s = %g done", kind, x)
+            progress.advance()
+    progress.close()
     runs = pd.concat(frames, ignore_index=True)
     bs = summarise(runs[runs.kind == "beta"].rename(columns={"x": "beta"}), "beta")
     zs = summarise(runs[runs.kind == "zeta"].rename(columns={"x": "zeta"}), "zeta")

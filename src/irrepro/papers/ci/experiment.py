@@ -7,6 +7,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from irrepro.core.progress import Progress
 from irrepro.errors import InputError
 from irrepro.papers.ci.bootstrap import BOOTSTRAPS, bootstrap_ci
 from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
@@ -149,6 +150,8 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
     target = u_true[test].mean(axis=1) if target == "test" else np.full(R, u_true.mean())
     reps = np.arange(R)
     frames = []
+    progress = Progress(len(n_values) * R if "crc" in methods else 0, f"CRC calibrations (n = {n_values})",
+                        unit="calibrations")
     for n in n_values:
         lab = val[:, :n]
 
@@ -182,6 +185,8 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
                 ci = crc_interval(P[t], cal, weights=W[t], gain=gain, label_gain=label_gain)
                 est[r], lo[r], hi[r] = ci
                 lam_lo[r], lam_hi[r], failed[r] = cal.lam_low, cal.lam_high, cal.failed
+                progress.advance()
             frames.append(frame("crc", est, lo, hi, failed, lam_lo, lam_hi))
         log.info("ci_experiment: n = %d done (%d repetitions, methods %s)", n, R, ",".join(methods))
+    progress.close()
     return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS]
