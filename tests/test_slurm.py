@@ -80,7 +80,20 @@ def _kill_vaswani_shards(env, dbs, timeout=900):
 
 
 @pytest.mark.skipif(not slurm_wanted(), reason="set IRREPRO_SLURM_TESTS=1 (CI runs it)")
-def test_slurm_label_shards_match_local_single_job(mirror, tmp_path):
+def _copy_of(dag, dest):
+    """A copy of the shared run (results, resources, Snakemake's records; mtimes kept) without its labels tables,
+    so a run of ``labels_all`` with ``--rerun-triggers mtime`` redoes only the label stage, not retrieval."""
+    import shutil
+
+    for part in ("results", "resources", ".snakemake"):
+        shutil.copytree(dag / part, dest / part, symlinks=True)
+    for p in (dest / "results/test/labels").glob("*/*.tsv"):
+        if p.name != "pairs.tsv":
+            p.unlink()
+    return dest
+
+
+def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
     """The label stage scattered into shard jobs on the SLURM cluster, one shard killed midway (scancel) and
     resumed: the labels tables are byte-identical to the local single-job run, each shard ran as its own SLURM
     job, and the killed shard relabelled none of the pairs it had committed (its log's resume count)."""
@@ -90,13 +103,12 @@ def test_slurm_label_shards_match_local_single_job(mirror, tmp_path):
         pytest.skip("SLURM not installed (bash tests/slurm/install.sh)")
     pytest.importorskip("snakemake_executor_plugin_slurm")
     single, sharded = _label_configs(tmp_path)
-    local, work = tmp_path / "local", tmp_path / "work"
-    local.mkdir()
-    work.mkdir()
-    snakemake(local, "--cores", "2", "labels_all", config=single)
+    # both runs start from copies of the shared DAG run: the label stage is what is compared, retrieval is reused
+    local, work = _copy_of(dag, tmp_path / "local"), _copy_of(dag, tmp_path / "work")
+    snakemake(local, "--cores", "2", "--rerun-triggers", "mtime", "labels_all", config=single)
     dbs = [work / f"resources/labels/cache.shards/vaswani/slowhash/shard-{i}-of-2.sqlite" for i in range(2)]
     args = ["--profile", str(REPO / "workflow/profiles/slurm"), "--jobs", "2", "--slurm-init-seconds-before-status-checks",
-            "2", "--slurm-keep-successful-logs", "labels_all"]
+            "2", "--slurm-keep-successful-logs", "--rerun-triggers", "mtime", "labels_all"]
     with slurm_cluster(tmp_path / "cluster") as env:
         cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), "--configfile",
                str(sharded), *args]
