@@ -92,7 +92,8 @@ def test_the_run_writes_a_cost_table_of_every_rule_that_ran(dag):
     ran = {line.split("\t")[2] for line in summary if line.startswith(("results/", "resources/"))} - {"cost"}
     assert ran <= rules, f"rules missing from cost.csv: {sorted(ran - rules)}"
     body = t[t["rule"] != "total"]
-    assert (body["wall_s"] >= 0).all() and body["share_of_wall"].sum() == pytest.approx(1.0)
+    # shares are written with 3 decimals: their sum is 1 within half a unit of the last digit per row
+    assert (body["wall_s"] >= 0).all() and body["share_of_wall"].sum() == pytest.approx(1.0, abs=0.0005 * len(body))
     files = [p for p in (v / "benchmarks").rglob("*.tsv") if p != v / "benchmarks" / "cost.tsv"]
     files += list((dag / "resources" / "benchmarks").rglob("*.tsv"))
     assert int(t["jobs"].iloc[-1]) == len(files)
