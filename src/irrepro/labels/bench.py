@@ -1,0 +1,130 @@
+"""How close a local labeler runs to the machine's arithmetic limit (issue 15, Sec. 1), measured in one process.
+
+:func:`gemm_peak` is the peak: GFLOP/s of a square float32 ``torch.matmul`` on the labeler's thread count.
+:func:`bench_labeler` labels the same pairs under each ``share_prefix`` mode (``"batch"``: the labeler before
+issue 15), in the order and the calls of :func:`~irrepro.labels.run.label_pairs`, and reports per mode: pairs/s, tokens computed per pair, and the achieved rate
+
+    achieved = 2 · N · T / t  (GFLOP/s),
+
+N the non-embedding parameters (one multiply-add per parameter per token; attention scores and the output layer,
+run at one position per row, are left out), T the tokens computed (shared prefixes once + rows with padding), t
+the wall time; achieved / peak is the fraction of the GEMM peak the labeler reaches on the tokens it computes. The
+modes' log-probabilities are compared with the first mode's (``max_abs_diff``).
+
+CLI: ``python -m irrepro.labels.bench PAIRS.tsv --prompt cranfield`` (a TSV with columns query_id, doc_id, query,
+text), printing one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import pandas as pd
+
+from irrepro.labels.prefix import PrefixStore
+from irrepro.labels.prompts import get_prompt
+
+
+def gemm_peak(threads: int = 2, n: int = 2048, repeats: int = 5) -> float:
+    """GFLOP/s of ``torch.matmul`` on two float32 n × n matrices, ``threads`` torch threads (best of ``repeats``)."""
+    import torch
+    prev = torch.get_num_threads()
+    torch.set_num_threads(int(threads))
+    try:
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        torch.matmul(a, b)
+        best = float("inf")
+        for _ in range(repeats):
+            t = time.perf_counter()
+            torch.matmul(a, b)
+            best = min(best, time.perf_counter() - t)
+    finally:
+        torch.set_num_threads(prev)
+    return 2.0 * n ** 3 / best / 1e9
+
+
+def non_embedding_params(model) -> int:
+    """Parameters of ``model`` outside its input embedding (tied output layers are counted once, as embeddings)."""
+    emb = model.get_input_embeddings().weight
+    return sum(p.numel() for p in model.parameters() if p is not emb)
+
+
+def _ordered(pairs: pd.DataFrame) -> list[int]:
+    """The order of :func:`~irrepro.labels.run.label_pairs`: shortest query + text first."""
+    q, t = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+    return sorted(range(len(pairs)), key=lambda i: len(q[i]) + len(t[i]))
+
+
+def bench_labeler(labeler, prompt, pairs: pd.DataFrame, modes=("batch", True), threads: int = 2,
+                  peak: float | None = None) -> dict:
+    """Label ``pairs`` (columns query, text) with a :class:`~irrepro.labels.hf.HFLabeler` under each
+    ``share_prefix`` mode, ``labeler.batch_size`` pairs per call, and compare (see the module docstring).
+
+    Returns ``{"peak_gflops", "non_embedding_params", "pairs", "load_avg", "modes": {mode: {pairs_per_s,
+    tokens_per_pair, prompt_tokens_per_pair, padding_share, achieved_gflops, achieved_over_peak, seconds,
+    max_abs_diff}}}``; ``peak`` is measured (:func:`gemm_peak`) unless given.
+    """
+    import torch
+    prompt = get_prompt(prompt)
+    torch.set_num_threads(int(threads))
+    peak = gemm_peak(threads) if peak is None else float(peak)
+    N = non_embedding_params(labeler.model)
+    res = {"peak_gflops": peak, "non_embedding_params": N, "pairs": len(pairs), "threads": int(threads),
+           "load_avg": list(os.getloadavg()), "modes": {}}
+    ref = None
+    saved = labeler.share_prefix
+    try:
+        for mode in modes:
+            labeler.share_prefix = mode
+            labeler.prefixes = PrefixStore(labeler._extend_cache)  # cold: nothing reused from a previous mode
+            labeler.stats.reset()
+            order = _ordered(pairs)
+            q, d = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+            lp = np.empty((len(pairs), prompt.n_grades))
+            bs = labeler.batch_size
+            t0 = time.perf_counter()
+            for i in range(0, len(order), bs):
+                idx = order[i:i + bs]
+                lp[idx] = labeler.log_scores(prompt, [q[j] for j in idx], [d[j] for j in idx])
+            dt = time.perf_counter() - t0
+            s = labeler.stats
+            achieved = 2.0 * N * s.computed_tokens / dt / 1e9
+            res["modes"][str(mode)] = {
+                "seconds": dt, "pairs_per_s": len(pairs) / dt, "tokens_per_pair": s.computed_tokens / len(pairs),
+                "prompt_tokens_per_pair": s.prompt_tokens / len(pairs),
+                "padding_share": 1.0 - (s.real_tokens + s.prefix_tokens) / max(s.computed_tokens, 1),
+                "achieved_gflops": achieved, "achieved_over_peak": achieved / peak,
+                "max_abs_diff": 0.0 if ref is None else float(np.abs(lp - ref).max()),
+                "load_avg": list(os.getloadavg()),
+            }
+            ref = lp if ref is None else ref
+    finally:
+        labeler.share_prefix = saved
+    return res
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("pairs", help="TSV with columns query_id, doc_id, query, text")
+    ap.add_argument("--prompt", default="cranfield")
+    ap.add_argument("--labeler", default='{"backend": "smollm2"}', help="make_labeler spec (JSON)")
+    ap.add_argument("--n", type=int, default=None, help="first n pairs only")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--modes", default="batch,query", help="share_prefix modes: false, batch, query")
+    a = ap.parse_args(argv)
+    from irrepro.labels.factory import make_labeler
+    pairs = pd.read_csv(a.pairs, sep="\t", dtype=str, keep_default_na=False)
+    if a.n:
+        pairs = pairs.head(a.n)
+    spec = json.loads(a.labeler)
+    spec.setdefault("threads", a.threads)
+    lab = make_labeler(spec)
+    modes = [{"false": False, "query": True}.get(m, m) for m in a.modes.split(",")]
+    print(json.dumps(bench_labeler(lab, a.prompt, pairs, modes=modes, threads=a.threads), indent=1))
+
+
+if __name__ == "__main__":
+    main()
