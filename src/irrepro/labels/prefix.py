@@ -84,7 +84,7 @@ class PrefixStore:
                     reverse=True)
         if not ok:
             return ()
-        if len(ok) > 1 and ok[0] not in self._parent:
+        if len(ok) > 1 and ok[0] not in self._parent and ok[0] not in self._own:  # (stored: whole, no parent)
             self._parent[ok[0]] = ok[1]
             self._pinned.add(ok[1])
         return ok[0]
