@@ -11,8 +11,9 @@ run at one position per row, are left out), T the tokens computed (shared prefix
 the wall time; achieved / peak is the fraction of the GEMM peak the labeler reaches on the tokens it computes. The
 modes' log-probabilities are compared with the first mode's (``max_abs_diff``).
 
-CLI: ``python -m irrepro.labels.bench PAIRS.tsv --prompt cranfield`` (a TSV with columns query_id, doc_id, query,
-text), printing one JSON object.
+CLI (prints one JSON object): ``python -m irrepro.labels.bench PAIRS.tsv --prompt cranfield --n 160`` with a TSV
+of columns query_id, doc_id, query, text, or the label stage's pairs with ``--topics
+results/v1/collections/cranfield/topics.tsv --dataset cranfield``.
 """
 from __future__ import annotations
 
@@ -108,7 +109,11 @@ def bench_labeler(labeler, prompt, pairs: pd.DataFrame, modes=("batch", True), t
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("pairs", help="TSV with columns query_id, doc_id, query, text")
+    ap.add_argument("pairs", help="TSV with columns query_id, doc_id, query, text; or a label stage pairs.tsv "
+                                  "with --topics and --dataset")
+    ap.add_argument("--topics", help="topics.tsv of the collection (texts of the queries)")
+    ap.add_argument("--dataset", help="ir_datasets id of the documents (with --topics)")
+    ap.add_argument("--home", default="resources/ir_datasets", help="IR_DATASETS_HOME (with --topics)")
     ap.add_argument("--prompt", default="cranfield")
     ap.add_argument("--labeler", default='{"backend": "smollm2"}', help="make_labeler spec (JSON)")
     ap.add_argument("--n", type=int, default=None, help="first n pairs only")
@@ -116,7 +121,11 @@ def main(argv=None) -> None:
     ap.add_argument("--modes", default="batch,query", help="share_prefix modes: false, batch, query")
     a = ap.parse_args(argv)
     from irrepro.labels.factory import make_labeler
-    pairs = pd.read_csv(a.pairs, sep="\t", dtype=str, keep_default_na=False)
+    if a.topics:
+        from irrepro.labels.stage import pairs_with_texts
+        pairs = pairs_with_texts(a.pairs, a.topics, texts=True, dataset=a.dataset, home=a.home)
+    else:
+        pairs = pd.read_csv(a.pairs, sep="\t", dtype=str, keep_default_na=False)
     if a.n:
         pairs = pairs.head(a.n)
     spec = json.loads(a.labeler)
