@@ -238,7 +238,10 @@ class HFLabeler(Labeler):
 
     def _query_prefix(self, prompt: Prompt, query: str) -> tuple:
         """Tokens every prompt of (``prompt``, ``query``) starts with (up to the document)."""
-        return self._sentinel_prefix(prompt, [(query, s) for s in SENTINELS])
+        key = ("query", prompt.hash, self.chat_template, query)
+        if key not in self._suffix_cache:
+            self._suffix_cache[key] = self._sentinel_prefix(prompt, [(query, s) for s in SENTINELS])
+        return self._suffix_cache[key]
 
     def _pad(self, seqs, side):
         torch = self._torch
