@@ -9,7 +9,7 @@ issue 15), in the order and the calls of :func:`~irrepro.labels.run.label_pairs`
 N the non-embedding parameters (one multiply-add per parameter per token; attention scores and the output layer,
 run at one position per row, are left out), T the tokens computed (shared prefixes once + rows with padding), t
 the wall time; achieved / peak is the fraction of the GEMM peak the labeler reaches on the tokens it computes. The
-modes' log-probabilities are compared with the first mode's (``max_abs_diff``).
+modes' log-probabilities and labels are compared with the first mode's.
 
 CLI (prints one JSON object): ``python -m irrepro.labels.bench PAIRS.tsv --prompt cranfield --n 160`` with a TSV
 of columns query_id, doc_id, query, text, or the label stage's pairs with ``--topics
@@ -25,7 +25,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from irrepro.labels.prefix import PrefixStore
+from irrepro.labels.base import softmax
+from irrepro.labels.prefix import PrefixStore, TokenStats
 from irrepro.labels.prompts import get_prompt
 
 
@@ -64,9 +65,12 @@ def bench_labeler(labeler, prompt, pairs: pd.DataFrame, modes=("batch", True), t
     """Label ``pairs`` (columns query, text) with a :class:`~irrepro.labels.hf.HFLabeler` under each
     ``share_prefix`` mode, ``labeler.batch_size`` pairs per call, and compare (see the module docstring).
 
-    Returns ``{"peak_gflops", "non_embedding_params", "pairs", "load_avg", "modes": {mode: {pairs_per_s,
-    tokens_per_pair, prompt_tokens_per_pair, padding_share, achieved_gflops, achieved_over_peak, seconds,
-    max_abs_diff}}}``; ``peak`` is measured (:func:`gemm_peak`) unless given.
+    The modes take turns call by call (each with its own cold prefix store), so a change of machine load hits
+    them alike. Returns ``{"peak_gflops", "non_embedding_params", "pairs", "load_avg", "load_avg_end", "modes":
+    {mode: {pairs_per_s, tokens_per_pair, prompt_tokens_per_pair, prefix_tokens, prefixes_computed,
+    distinct_prefixes, padding_share, achieved_gflops, achieved_over_peak, seconds, max_abs_diff_logp,
+    max_abs_diff_labels}}}`` (differences against the first mode); ``peak`` is measured (:func:`gemm_peak`)
+    unless given.
     """
     import torch
     prompt = get_prompt(prompt)
@@ -75,35 +79,39 @@ def bench_labeler(labeler, prompt, pairs: pd.DataFrame, modes=("batch", True), t
     N = non_embedding_params(labeler.model)
     res = {"peak_gflops": peak, "non_embedding_params": N, "pairs": len(pairs), "threads": int(threads),
            "load_avg": list(os.getloadavg()), "modes": {}}
-    ref = None
-    saved = labeler.share_prefix
+    saved, saved_store = labeler.share_prefix, labeler.prefixes
+    q, d = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+    order = _ordered(pairs)
+    bs = labeler.batch_size
+    stores = {m: PrefixStore(labeler._extend_cache) for m in modes}  # cold: nothing shared between modes
+    stats = {m: TokenStats() for m in modes}
+    secs = dict.fromkeys(modes, 0.0)
+    lp = {m: np.empty((len(pairs), prompt.n_grades)) for m in modes}
     try:
-        for mode in modes:
-            labeler.share_prefix = mode
-            labeler.prefixes = PrefixStore(labeler._extend_cache)  # cold: nothing reused from a previous mode
-            labeler.stats.reset()
-            order = _ordered(pairs)
-            q, d = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
-            lp = np.empty((len(pairs), prompt.n_grades))
-            bs = labeler.batch_size
-            t0 = time.perf_counter()
-            for i in range(0, len(order), bs):
-                idx = order[i:i + bs]
-                lp[idx] = labeler.log_scores(prompt, [q[j] for j in idx], [d[j] for j in idx])
-            dt = time.perf_counter() - t0
-            s = labeler.stats
-            achieved = 2.0 * N * s.computed_tokens / dt / 1e9
-            res["modes"][str(mode)] = {
-                "seconds": dt, "pairs_per_s": len(pairs) / dt, "tokens_per_pair": s.computed_tokens / len(pairs),
-                "prompt_tokens_per_pair": s.prompt_tokens / len(pairs),
-                "padding_share": 1.0 - (s.real_tokens + s.prefix_tokens) / max(s.computed_tokens, 1),
-                "achieved_gflops": achieved, "achieved_over_peak": achieved / peak,
-                "max_abs_diff": 0.0 if ref is None else float(np.abs(lp - ref).max()),
-                "load_avg": list(os.getloadavg()),
-            }
-            ref = lp if ref is None else ref
+        for i in range(0, len(order), bs):  # the modes take turns on each call: the same machine load for all
+            idx = order[i:i + bs]
+            for m in modes:
+                labeler.share_prefix, labeler.prefixes, labeler.stats = m, stores[m], stats[m]
+                t0 = time.perf_counter()
+                lp[m][idx] = labeler.log_scores(prompt, [q[j] for j in idx], [d[j] for j in idx])
+                secs[m] += time.perf_counter() - t0
     finally:
-        labeler.share_prefix = saved
+        labeler.share_prefix, labeler.prefixes, labeler.stats = saved, saved_store, TokenStats()
+    ref = lp[modes[0]]
+    for m in modes:
+        s, dt = stats[m], secs[m]
+        achieved = 2.0 * N * s.computed_tokens / dt / 1e9
+        res["modes"][str(m)] = {
+            "seconds": dt, "pairs_per_s": len(pairs) / dt, "tokens_per_pair": s.computed_tokens / len(pairs),
+            "prompt_tokens_per_pair": s.prompt_tokens / len(pairs),
+            "prefix_tokens": s.prefix_tokens, "prefixes_computed": sum(stores[m].computed.values()),
+            "distinct_prefixes": len(stores[m].computed),
+            "padding_share": 1.0 - (s.real_tokens + s.prefix_tokens) / max(s.computed_tokens, 1),
+            "achieved_gflops": achieved, "achieved_over_peak": achieved / peak,
+            "max_abs_diff_logp": float(np.abs(lp[m] - ref).max()),
+            "max_abs_diff_labels": float(np.abs(softmax(lp[m]) - softmax(ref)).max()),
+        }
+    res["load_avg_end"] = list(os.getloadavg())
     return res
 
 
