@@ -109,6 +109,7 @@ class PrefixStore:
         if prefix in self._own:
             self._own.move_to_end(prefix)
             return
+        import torch
         parent = self._parent.get(prefix, ())
         if parent:
             self._ensure(parent)
@@ -119,8 +120,10 @@ class PrefixStore:
             self._stackable = _plain_layers(cache)
         if self._stackable:
             p = len(parent)
-            own = [(layer.keys[..., p:, :].clone(), layer.values[..., p:, :].clone()) for layer in cache.layers]
-            self._bytes += sum(k.nbytes + v.nbytes for k, v in own)
+            # one tensor (layers, 2, 1, heads, positions, head_dim): a batch is stacked with a few copies
+            own = torch.stack([torch.stack([layer.keys[..., p:, :], layer.values[..., p:, :]])
+                               for layer in cache.layers])
+            self._bytes += own.nbytes
         else:
             own = cache
         self._own[prefix] = own
@@ -138,7 +141,7 @@ class PrefixStore:
                 continue
             own = self._own.pop(key)
             if self._stackable:
-                self._bytes -= sum(k.nbytes + v.nbytes for k, v in own)
+                self._bytes -= own.nbytes
 
     def get(self, prefix: tuple):
         """A fresh one-row cache of ``prefix`` (the caller may grow it)."""
@@ -170,28 +173,25 @@ def _plain_layers(cache) -> bool:
 
 
 def stack_caches(rows: Sequence[Sequence]):
-    """``(cache, mask)``: one batched DynamicCache from per-row chains of key/value pieces (row b: a list of
-    ``[(k, v) per layer]`` to concatenate along positions, empty for no prefix), each row left-padded with zeros
-    to the longest, and the attention mask of the cached positions (0 on padding). Keys carry their rotary
-    positions already, so padding between a row's prefix and the rest needs only mask 0 and explicit position ids
-    for the rest."""
+    """``(cache, mask)``: one batched DynamicCache from per-row chains of pieces (row b: a list of tensors
+    ``(layers, 2, 1, heads, positions, head_dim)`` — keys and values — to concatenate along positions; empty for
+    no prefix), each row left-padded with zeros to the longest, and the attention mask of the cached positions (0 on
+    padding). Keys carry their rotary positions already, so padding between a row's prefix and the rest needs only
+    mask 0 and explicit position ids for the rest. A few large copies, not one per layer and row: small tensor ops
+    are slow when the cores are shared."""
     import torch
     from transformers import DynamicCache
     ref = next(r for r in rows if r)[0]
-    n_layers = len(ref)
-    lens = [sum(piece[0][0].shape[-2] for piece in r) for r in rows]
+    lens = [sum(piece.shape[-2] for piece in r) for r in rows]
     L = max(lens)
-    data = []
-    for li in range(n_layers):
-        ks, vs = [], []
-        for r, n in zip(rows, lens):
-            k0, v0 = ref[li]
-            k = torch.cat([piece[li][0] for piece in r], -2) if r else k0[..., :0, :]
-            v = torch.cat([piece[li][1] for piece in r], -2) if r else v0[..., :0, :]
-            ks.append(torch.nn.functional.pad(k, (0, 0, L - n, 0)))
-            vs.append(torch.nn.functional.pad(v, (0, 0, L - n, 0)))
-        data.append((torch.cat(ks, 0), torch.cat(vs, 0)))
+    nl, two, _, h, _, hd = ref.shape
+    buf = torch.zeros((nl, two, len(rows), h, L, hd), dtype=ref.dtype, device=ref.device)
     mask = torch.zeros((len(rows), L), dtype=torch.long)
-    for b, n in enumerate(lens):
+    for b, (r, n) in enumerate(zip(rows, lens)):
+        off = L - n
+        for piece in r:
+            k = piece.shape[-2]
+            buf[:, :, b:b + 1, :, off:off + k] = piece
+            off += k
         mask[b, L - n:] = 1
-    return DynamicCache(ddp_cache_data=data), mask
+    return DynamicCache(ddp_cache_data=[(buf[li, 0], buf[li, 1]) for li in range(nl)]), mask
