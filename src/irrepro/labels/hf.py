@@ -62,11 +62,11 @@ class HFLabeler(Labeler):
     and the query's tokens once per query (extending the instruction prefix's KV cache), then only each pair's
     document and answer tokens (:mod:`irrepro.labels.prefix` finds the token boundaries and keeps the KV caches);
     ``"batch"`` shares only the token prefix common to all prompts of one call (the behaviour before issue 15);
-    ``False`` runs every prompt in full. Pairs of one query are batched together, sorted by length. A row is
-    left-padded with attention mask 0 and explicit position ids, so a padded row gives the same log-probabilities
-    as the row alone, up to float rounding. :attr:`stats` counts the tokens computed. When suffixes have more than one token, the grade
-    continuations reuse the prompt's KV cache. Prompts within a call are sorted by length to
-    reduce padding. ``max_doc_tokens`` truncates the document (never the instructions) to that many tokens.
+    ``False`` runs every prompt in full. Rows of different queries share a batch (their prefix caches stacked),
+    sorted by the tokens left to run; models whose cache holds more than keys and values batch one prefix at a
+    time. A row is left-padded with attention mask 0 and explicit position ids, so a padded row gives the same
+    log-probabilities as the row alone, up to float rounding; :attr:`stats` counts the tokens computed. When
+    suffixes have more than one token, the grade continuations reuse the prompt's KV cache. ``max_doc_tokens`` truncates the document (never the instructions) to that many tokens.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
     ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
