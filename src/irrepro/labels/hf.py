@@ -66,7 +66,8 @@ class HFLabeler(Labeler):
     sorted by the tokens left to run; models whose cache holds more than keys and values batch one prefix at a
     time. A row is left-padded with attention mask 0 and explicit position ids, so a padded row gives the same
     log-probabilities as the row alone, up to float rounding; :attr:`stats` counts the tokens computed. When
-    suffixes have more than one token, the grade continuations reuse the prompt's KV cache. ``max_doc_tokens`` truncates the document (never the instructions) to that many tokens.
+    suffixes have more than one token, the grade continuations reuse the prompt's KV cache. ``max_doc_tokens``
+    truncates the document (never the instructions) to that many tokens.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
     ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
