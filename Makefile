@@ -8,7 +8,7 @@ CORES ?= all
 CONFIG ?= config/config.yaml
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-fast lint benchmark report clean-results
+.PHONY: setup run test test-fast lint benchmark benchmark-labeler report clean-results
 
 setup: $(VENV)/.installed
 
@@ -41,6 +41,11 @@ lint: setup
 
 benchmark: setup
 	$(BIN)/python workflow/benchmark.py --cores 2
+
+# the labeler against the machine's GEMM peak, on 160 cranfield pairs of a finished default run (docs/benchmark.md)
+benchmark-labeler: setup
+	$(BIN)/python -m irrepro.labels.bench results/v1/labels/cranfield/pairs.tsv --n 160 --prompt cranfield \
+		--topics results/v1/collections/cranfield/topics.tsv --dataset cranfield --home resources/ir_datasets
 
 report: setup
 	$(BIN)/snakemake --cores 1 --configfile $(CONFIG) --report results/report.html

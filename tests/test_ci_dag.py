@@ -51,8 +51,20 @@ def test_computed_labels_are_distributions(dag):
     pytest.importorskip("transformers")
     lab = pd.read_csv(path, sep="\t")
     pairs = pd.read_csv(dag / V / "labels/vaswani/pairs.tsv", sep="\t")
-    assert len(lab) == len(pairs) == 2 * pairs.query_id.nunique()
+    assert len(lab) == len(pairs) == 2 * pairs.query_id.nunique() and pairs.query_id.nunique() == 20  # max_queries
     np.testing.assert_allclose(lab[["p_0", "p_1"]].sum(1), 1, atol=1e-5)
+
+
+def test_agreement_tables(dag):
+    for c, labelers in (("vaswani", ["smollm2"]), ("dl19-pool", ["flant5-large", "llama3-70b"])):
+        summary = pd.read_csv(dag / V / f"labels/agreement_{c}.csv")
+        pairs = pd.read_csv(dag / V / f"labels/{c}/pairs.tsv", sep="\t")
+        assert summary.labeler.tolist() == labelers and (summary.pairs == len(pairs)).all()
+        assert summary.kappa.between(-1, 1).all() and summary.exact.between(0, 1).all()
+        conf = pd.read_csv(dag / V / f"labels/confusion_{c}.csv")
+        assert conf.groupby("labeler").sum(numeric_only=True).drop(columns="human").sum(1).eq(len(pairs)).all()
+        assert "Cohen" not in summary.columns and (dag / V / f"labels/agreement_{c}.md").read_text().count(
+            "Confusion matrix") == len(labelers)
 
 
 def test_table1_bm25_row_matches_ir_measures(dag):

@@ -29,6 +29,8 @@ rule labels_pairs:
     params:
         depth=lambda wc: config["labels"]["collections"][wc.collection]["depth"],
         judged_only=lambda wc: config["labels"]["collections"][wc.collection]["judged_only"],
+        max_queries=lambda wc: config["labels"]["collections"][wc.collection]["max_queries"],
+        seed=config["labels"]["seed"],
     script:
         "../scripts/labels/pairs.py"
 
@@ -165,3 +167,33 @@ else:
 rule labels_all:
     input:
         [LABELS.tables[c] for c in LABELS.collections],
+        [f"{V}/labels/agreement_{c}.md" for c in LABELS.collections],
+
+
+rule labels_agreement:
+    """Agreement of each labeler's labels with the human grades of the pairs: Spearman (expected grade), Cohen's
+    kappa and the confusion matrix (most probable grade)."""
+    input:
+        pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+        labels=lambda wc: LABELS.tables[wc.collection],
+    output:
+        csv=f"{V}/labels/agreement_{{collection}}.csv",
+        confusion=f"{V}/labels/confusion_{{collection}}.csv",
+        md=report(
+            f"{V}/labels/agreement_{{collection}}.md",
+            caption="../report/labels/agreement.rst",
+            category="LLM labels",
+            labels={"table": "agreement with human grades", "data": "{collection}"},
+        ),
+    log:
+        f"{V}/logs/labels/agreement_{{collection}}.log",
+    wildcard_constraints:
+        collection=_alt(LABELS.collections),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/labels/agreement.py"

@@ -28,7 +28,9 @@ Modules: :mod:`~irrepro.labels.base` (interface, softmax, label columns), one ba
 :mod:`~irrepro.labels.hash`; :mod:`~irrepro.labels.cache`, :mod:`~irrepro.labels.run` (:func:`label_pairs`),
 :mod:`~irrepro.labels.factory` (:func:`make_labeler`), :mod:`~irrepro.labels.plan` (the config of the stage),
 :mod:`~irrepro.labels.stage` and :mod:`~irrepro.labels.shards` (the rules' steps, single job or scatter/gather),
-:mod:`~irrepro.labels.prompts`.
+:mod:`~irrepro.labels.prompts`, :mod:`~irrepro.labels.prefix` (shared prompt prefixes of causal models, computed
+once), :mod:`~irrepro.labels.agreement` (agreement with human grades, the query sample),
+:mod:`~irrepro.labels.bench` (labeler speed against the GEMM peak).
 
 Output format (the project's canonical labels table, minus ``collection`` which the caller adds):
 ``query_id, doc_id, labeler, prompt_id, p_0 … p_{G-1}``.

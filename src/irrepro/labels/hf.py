@@ -8,6 +8,7 @@ import numpy as np
 
 from irrepro.errors import InputError
 from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, softmax
+from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
 from irrepro.labels.prompts import Prompt, get_prompt
 
 
@@ -55,12 +56,18 @@ class HFLabeler(Labeler):
       - ``"auto"``: seq2seq when the model config says ``is_encoder_decoder``, else causal.
 
     Suffix tokens are those of ``tokenizer(suffix, add_special_tokens=False)``; no end-of-sequence token is scored.
-    Batching (causal): the token prefix all prompts of a call share (the chat header and the instructions, about
-    60% of a TREC-DL prompt) is run once and its KV cache reused by every row (``share_prefix``); the rest of each
-    prompt is left-padded with attention mask 0 and explicit position ids, so a padded row gives the same
-    log-probabilities as the row alone, up to float rounding. When suffixes have more than one token, the grade
-    continuations reuse the prompt's KV cache. Prompts within a call are sorted by length to
-    reduce padding. ``max_doc_tokens`` truncates the document (never the instructions) to that many tokens.
+    Shared prefixes (causal, ``share_prefix``): the tokens before the document (chat header, instructions, query)
+    are the same for every document of a query, and the tokens before the query (chat header, instructions) the
+    same for every pair of a prompt. ``share_prefix=True`` (default) runs the instruction prefix once per prompt
+    and the query's tokens once per query (extending the instruction prefix's KV cache), then only each pair's
+    document and answer tokens (:mod:`irrepro.labels.prefix` finds the token boundaries and keeps the KV caches);
+    ``"batch"`` shares only the token prefix common to all prompts of one call (the behaviour before issue 15);
+    ``False`` runs every prompt in full. Rows of different queries share a batch (their prefix caches stacked),
+    sorted by the tokens left to run; models whose cache holds more than keys and values batch one prefix at a
+    time. A row is left-padded with attention mask 0 and explicit position ids, so a padded row gives the same
+    log-probabilities as the row alone, up to float rounding; :attr:`stats` counts the tokens computed. When
+    suffixes have more than one token, the grade continuations reuse the prompt's KV cache. ``max_doc_tokens``
+    truncates the document (never the instructions) to that many tokens.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
     ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
@@ -71,7 +78,7 @@ class HFLabeler(Labeler):
     def __init__(self, model: str, kind: str = "auto", device: str = "cpu", dtype: str = "float32",
                  batch_size: int = 8, *, name: str | None = None, chat_template: bool | None = None,
                  max_doc_tokens: int | None = None, raw_suffix_prefix: str = " ", gguf_file: str | None = None,
-                 threads: int | None = None, share_prefix: bool = True, revision: str | None = None,
+                 threads: int | None = None, share_prefix: bool | str = True, revision: str | None = None,
                  trust_remote_code: bool = False,
                  model_obj=None, tokenizer=None):
         transformers = _require("transformers", _HINTS["transformers"])
@@ -136,8 +143,11 @@ class HFLabeler(Labeler):
             name = f"hf:{self.model_id}" + ("" if self.dtype_name == "float32" else f"@{self.dtype_name}")
         self.name = name
         self._suffix_cache: dict = {}
-        self._prefix_memo = None
-        self.share_prefix = bool(share_prefix)
+        if share_prefix not in (True, False, "batch", "query"):
+            raise InputError(f"labeler share_prefix {share_prefix!r}: expected true, false or 'batch'")
+        self.share_prefix = share_prefix
+        self.prefixes = PrefixStore(self._extend_cache)
+        self.stats = TokenStats()
 
     # ------------------------------------------------------------------ text
     def _truncate(self, doc: str) -> str:
@@ -183,18 +193,56 @@ class HFLabeler(Labeler):
         suffix_ids = self.suffix_token_ids(prompt)
         special = not self.chat_template  # a chat template writes its own special tokens (e.g. BOS)
         enc = [self.tokenizer(t, add_special_tokens=special).input_ids for t in texts]
-        order = np.argsort([len(e) for e in enc], kind="stable")
-        P = _common_prefix_len(enc) if (self.kind == "causal" and self.share_prefix) else 0
-        P = min(P, min(len(e) for e in enc) - 1) if enc else 0
-        prefix = tuple(enc[0][:P]) if P >= 8 else ()
         out = np.empty((len(texts), len(suffix_ids)))
-        for i in range(0, len(order), self.batch_size):
-            idx = order[i:i + self.batch_size]
-            if self.kind == "seq2seq":
+        if self.kind == "seq2seq":
+            order = np.argsort([len(e) for e in enc], kind="stable")
+            for i in range(0, len(order), self.batch_size):
+                idx = order[i:i + self.batch_size]
                 out[idx] = self._score_seq2seq([enc[j] for j in idx], suffix_ids)
-            else:
-                out[idx] = self._score_causal([enc[j][len(prefix):] for j in idx], suffix_ids, prefix)
+            return out
+        if self.share_prefix in (True, "query"):
+            prefixes = [self.prefixes.split(e, self._query_prefix(prompt, q), self._instruction_prefix(prompt))
+                        for q, e in zip(queries, enc)]
+        elif self.share_prefix == "batch":
+            P = min(_common_prefix_len(enc), min(len(e) for e in enc) - 1)
+            prefixes = [tuple(enc[0][:P]) if P >= 8 else ()] * len(enc)
+        else:
+            prefixes = [()] * len(enc)
+        rest = [len(e) - len(p) for e, p in zip(enc, prefixes)]
+        if self.share_prefix in (True, "query") and self.prefixes.stackable(prefixes):
+            # rows of different queries in one batch (their prefix caches stacked): sorted by the tokens left to run
+            groups = [((), sorted(range(len(enc)), key=lambda i: rest[i]))]
+        else:
+            groups = group_by_prefix(prefixes, rest)
+        for prefix, idx in groups:
+            for i in range(0, len(idx), self.batch_size):
+                b = idx[i:i + self.batch_size]
+                out[b] = self._score_causal([enc[j][len(prefixes[j]):] for j in b], suffix_ids,
+                                            [prefixes[j] for j in b])
+        self.stats.pairs += len(enc)
+        self.stats.prompt_tokens += sum(len(e) for e in enc)
         return out
+
+    def _sentinel_prefix(self, prompt: Prompt, pairs) -> tuple:
+        """Common token prefix of the prompts of two (query, doc) pairs that differ in one field only."""
+        special = not self.chat_template
+        a, b = (self.tokenizer(self.prompt_text(prompt, q, d), add_special_tokens=special).input_ids
+                for q, d in pairs)
+        return tuple(a[:_common_prefix_len([a, b])])
+
+    def _instruction_prefix(self, prompt: Prompt) -> tuple:
+        """Tokens every prompt of ``prompt`` starts with (chat header, instructions up to the query)."""
+        key = ("instructions", prompt.hash, self.chat_template)
+        if key not in self._suffix_cache:
+            self._suffix_cache[key] = self._sentinel_prefix(prompt, [(s, "a") for s in SENTINELS])
+        return self._suffix_cache[key]
+
+    def _query_prefix(self, prompt: Prompt, query: str) -> tuple:
+        """Tokens every prompt of (``prompt``, ``query``) starts with (up to the document)."""
+        key = ("query", prompt.hash, self.chat_template, query)
+        if key not in self._suffix_cache:
+            self._suffix_cache[key] = self._sentinel_prefix(prompt, [(query, s) for s in SENTINELS])
+        return self._suffix_cache[key]
 
     def _pad(self, seqs, side):
         torch = self._torch
@@ -224,42 +272,46 @@ class HFLabeler(Labeler):
             res[:, r] = v
         return res
 
-    def _prefix_cache(self, prefix: tuple):
-        """KV cache of the shared prompt prefix (one row), memoised for the last prefix seen."""
+    def _extend_cache(self, cache, tokens: tuple):
+        """Run ``tokens`` (one row) after ``cache`` (a DynamicCache of the preceding tokens, or None) and return the
+        grown cache; counted in :attr:`stats` as prefix tokens."""
         torch = self._torch
-        if self._prefix_memo is None or self._prefix_memo[0] != prefix:
-            from transformers import DynamicCache
-            ids = torch.tensor([prefix], dtype=torch.long, device=self.device)
-            with torch.inference_mode():
-                out = self.model(input_ids=ids, past_key_values=DynamicCache(), use_cache=True,
-                                 **({"logits_to_keep": 1} if self._logits_to_keep else {}))
-            self._prefix_memo = (prefix, out.past_key_values)
-        return self._prefix_memo[1]
+        from transformers import DynamicCache
+        cache = DynamicCache() if cache is None else cache
+        ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, past_key_values=cache, use_cache=True,
+                             **({"logits_to_keep": 1} if self._logits_to_keep else {}))
+        self.stats.prefix_tokens += len(tokens)
+        return out.past_key_values
 
-    def _score_causal(self, batch, suffix_ids, prefix: tuple = ()):
-        """Rows ``prefix + batch[i]`` (the prefix shared, run once), then the grade continuations.
+    def _score_causal(self, batch, suffix_ids, prefixes=()):
+        """Rows ``prefixes[i] + batch[i]`` (each prefix's KV cache computed once, :attr:`prefixes`), then the grade
+        continuations. ``prefixes``: one tuple of token ids per row, or one tuple shared by all rows.
 
-        Layout: [prefix | left padding | rest_i | continuation c]; padding has attention mask 0 and the position ids
-        are explicit, so every row sees exactly its own tokens at their unpadded positions.
+        Layout: [left padding | prefix_i | left padding | rest_i | continuation c]; padding has attention mask 0 and
+        the position ids are explicit, so every row sees exactly its own tokens at their unpadded positions.
         """
-        import copy
-
         torch = self._torch
         contexts, which = _suffix_plan(suffix_ids)
-        B, P = len(batch), len(prefix)
+        B = len(batch)
+        if isinstance(prefixes, tuple):
+            prefixes = [prefixes] * B
         ids, rmask = self._pad(batch, "left")
-        pos = P + (rmask.cumsum(-1) - 1).clamp(min=0)
+        plen = torch.tensor([len(p) for p in prefixes], dtype=torch.long, device=self.device)
+        pos = plen[:, None] + (rmask.cumsum(-1) - 1).clamp(min=0)
         mask = rmask
         multi = any(len(c) for c in contexts)
         kw = {"logits_to_keep": 1} if self._logits_to_keep else {}
         cache = None
-        if P:
-            cache = copy.deepcopy(self._prefix_cache(prefix))
-            cache.batch_repeat_interleave(B)
-            mask = torch.cat([torch.ones((B, P), dtype=torch.long, device=self.device), rmask], dim=1)
+        if any(prefixes):
+            cache, pmask = self.prefixes.rows(prefixes)
+            mask = torch.cat([pmask.to(self.device), rmask], dim=1)
         elif multi:
             from transformers import DynamicCache
             cache = DynamicCache()
+        self.stats.row_tokens += ids.numel()
+        self.stats.real_tokens += int(rmask.sum())
         with torch.inference_mode():
             out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache,
                              use_cache=cache is not None, **kw)
@@ -279,7 +331,8 @@ class HFLabeler(Labeler):
                 # right-padded continuations: padding after a context's last token never influences its logits
                 cmask = torch.cat([mask.repeat_interleave(C, dim=0),
                                    torch.ones((B * C, Lc), dtype=torch.long, device=self.device)], dim=1)
-                cpos = (P + rmask.sum(-1)).repeat_interleave(C)[:, None] + torch.arange(Lc, device=self.device)
+                cpos = (plen + rmask.sum(-1)).repeat_interleave(C)[:, None] + torch.arange(Lc, device=self.device)
+                self.stats.row_tokens += cids.numel()
                 cout = self.model(input_ids=cids, attention_mask=cmask, position_ids=cpos, past_key_values=cache,
                                   use_cache=True)
                 cont_lp = torch.log_softmax(cout.logits.float(), dim=-1).reshape(B, C, Lc, -1).cpu().numpy()
