@@ -187,6 +187,8 @@ rule labels_agreement:
         ),
     log:
         f"{V}/logs/labels/agreement_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/labels_agreement/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(LABELS.collections),
     conda:
