@@ -109,3 +109,13 @@ def test_growth_fit_recovers_linear_and_quadratic_costs():
     assert b == pytest.approx(2.0) and extrapolate(a, b, 80) == pytest.approx(32.0)
     with pytest.raises(ValueError, match="positive"):
         fit_growth([0, 1, 2], [1, 2, 3])
+
+
+def test_affine_fit_separates_set_up_from_per_unit_cost():
+    from irrepro.core.cost import fit_affine, fit_growth
+
+    sizes, secs = [25, 50, 100], [6.0 + 0.05 * n for n in (25, 50, 100)]
+    fixed, per = fit_affine(sizes, secs)
+    assert fixed == pytest.approx(6.0) and per == pytest.approx(0.05)
+    # the power law over the same three points would call this sub-linear (b well below 1)
+    assert fit_growth(sizes, secs)[1] < 0.6

@@ -7,8 +7,9 @@ Stages and their size variable (the library functions the workflow's rules call)
   retrieval   queries run with BM25 on the full vaswani index                 irrepro.retrieval.pisa.run_system
   bv_simulate simulated collections k per (system, topic), 8 systems          irrepro.papers.bv.simulation
   sampling    trials of SYNTH Tables 2-4 (6000 x 2000 pairs, 5 systems)       irrepro.papers.sampling.experiments
-  ci_fig2     repetitions of Fig 2's experiment (43 queries, 3 methods)        irrepro.papers.ci.experiment
-  labels      pairs labelled by SmolLM2-135M (cranfield-like prompts)          irrepro.labels (if installed)
+  ci_fig2     repetitions of Fig 2's experiment (43 queries, 2 n, 3 methods, 10,000 resamples and batches)        irrepro.papers.ci.experiment
+Labelling is linear in pairs by construction (each pair is one forward pass over its own tokens once the shared
+prefixes are cached); its rate is measured by ``python -m irrepro.labels.bench`` (``make benchmark-labeler``).
 
 Prints one line per measurement with the load average, and a table ``stage, size_name, sizes, seconds, a, b``
 (seconds = a * size^b). docs/scale.md extrapolates from it. Time it on an idle machine; say when it was not.
@@ -24,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from irrepro.core.cost import fit_growth
+from irrepro.core.cost import fit_affine, fit_growth
 
-STAGES = ["index", "retrieval", "bv_simulate", "sampling", "ci_fig2", "labels"]
+STAGES = ["index", "retrieval", "bv_simulate", "sampling", "ci_fig2"]
 
 
 def timed(fn, *args, repeats: int = 1, **kw) -> float:
@@ -120,22 +121,13 @@ def stage_ci_fig2(ctx):
     from irrepro.papers.ci.experiment import ci_experiment
 
     rng = np.random.default_rng(0)
-    N = 43
+    N = 43  # DL19's judged queries; config/config.yaml's resamples and CRC batches (10,000 each), two n
     u_true = rng.gamma(2.0, 4.0, N)
     dists = rng.dirichlet(np.ones(4), (N, 10))
     weights = 1.0 / np.log2(np.arange(2, 12))
-    sizes = [50, 100, 200]
+    sizes = [25, 50, 100]
     return "repetitions", sizes, [timed(ci_experiment, u_true, dists, [10, 20], weights=weights, repetitions=r,
-                                         seed=0, alpha=0.05, n_boot=1000, n_batches=100) for r in sizes]
-
-
-def stage_labels(ctx):
-    try:
-        from irrepro.labels.bench import label_throughput
-    except ImportError:
-        return None
-    sizes = [8, 16, 32]
-    return "pairs", sizes, [label_throughput(n)["seconds"] for n in sizes]
+                                         seed=0, alpha=0.05, n_boot=10_000, n_batches=10_000) for r in sizes]
 
 
 def main():
@@ -156,11 +148,13 @@ def main():
             continue
         name, sizes, secs = got
         coef, b = fit_growth(sizes, secs)
+        fixed, per_unit = fit_affine(sizes, secs)
         rows.append({"stage": st, "size_name": name, "sizes": " ".join(map(str, sizes)),
-                     "seconds": " ".join(f"{s:.3f}" for s in secs), "a": coef, "b": b,
+                     "seconds": " ".join(f"{s:.3f}" for s in secs), "a": coef, "b": b, "fixed_s": fixed,
+                     "per_unit_s": per_unit,
                      "load_before": load0, "load_after": os.getloadavg()[0]})
         print(f"{st}: {name} {sizes} -> {[round(s, 3) for s in secs]} s; seconds = {coef:.3g} * {name}^{b:.2f} "
-              f"(load {load0:.1f} -> {os.getloadavg()[0]:.1f}; {time.perf_counter() - t0:.0f} s)", flush=True)
+              f"= {fixed:.3g} s + {per_unit:.3g} s x {name} (load {load0:.1f} -> {os.getloadavg()[0]:.1f}; {time.perf_counter() - t0:.0f} s)", flush=True)
     df = pd.DataFrame(rows)
     print(df.to_string(index=False))
     print(f"cores: {os.cpu_count()}")

@@ -112,3 +112,14 @@ def fit_growth(sizes, seconds) -> tuple[float, float]:
 def extrapolate(a: float, b: float, size: float) -> float:
     """Seconds at ``size`` from a :func:`fit_growth` fit."""
     return float(a * float(size) ** b)
+
+
+def fit_affine(sizes, seconds) -> tuple[float, float]:
+    """Fit ``seconds = fixed + per_unit * size`` by least squares: returns ``(fixed, per_unit)``. Where a stage has a
+    set-up cost (loading, building the target distributions) this, not :func:`fit_growth`'s power law over three
+    small sizes, is what extrapolates to a much larger size."""
+    x, y = np.asarray(sizes, float), np.asarray(seconds, float)
+    if x.shape != y.shape or x.size < 2:
+        raise ValueError(f"fit_affine needs two or more (size, seconds) pairs of equal length, got {x.size}, {y.size}")
+    per_unit, fixed = np.polyfit(x, y, 1)
+    return float(fixed), float(per_unit)
