@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -34,15 +35,17 @@ def test_slurm_run_matches_local_run(dag, second_run):
 
 
 # ---------------------------------------------------------------- scattered labelling (labels.shards)
-SHARD_SIZE = 100  # dl19-pool: 845 pairs -> 9 shards; vaswani: 186 -> 2
+SHARD_SIZE = 16  # the test config's vaswani pairs (20 sampled queries x top 2 = 40) -> 3 shards
+TARGET = "results/test/labels/vaswani/slowhash.tsv"
 
 
 def _label_configs(tmp_path):
-    """config/test.yaml with a slow hash labeler (0.1 s a pair: a shard runs long enough to be killed midway) on
-    vaswani and one file labeler on dl19-pool; unsharded and in shards of SHARD_SIZE pairs."""
+    """config/test.yaml with a slow hash labeler (0.5 s a pair: a shard runs long enough to be killed midway) on
+    vaswani and one file labeler on dl19-pool; unsharded and in shards of SHARD_SIZE pairs. Only vaswani's table is
+    built (TARGET), so the shards are vaswani's."""
     c = yaml.safe_load(TEST_CONFIG.read_text())
     lab = c["labels"]
-    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.1, "batch_size": 4}
+    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.5, "batch_size": 4}
     lab["collections"]["dl19-pool"]["labelers"] = ["flant5-large"]
     lab["collections"]["vaswani"]["labelers"] = ["slowhash"]
     single, sharded = tmp_path / "single.yaml", tmp_path / "sharded.yaml"
@@ -79,7 +82,6 @@ def _kill_vaswani_shards(env, dbs, timeout=900):
     raise AssertionError("no vaswani label shard ran long enough to be killed")
 
 
-@pytest.mark.skipif(not slurm_wanted(), reason="set IRREPRO_SLURM_TESTS=1 (CI runs it)")
 def _copy_of(dag, dest):
     """A copy of the shared run (results, resources, Snakemake's records; mtimes kept) without its labels tables,
     so a run of ``labels_all`` with ``--rerun-triggers mtime`` redoes only the label stage, not retrieval."""
@@ -93,6 +95,7 @@ def _copy_of(dag, dest):
     return dest
 
 
+@pytest.mark.skipif(not slurm_wanted(), reason="set IRREPRO_SLURM_TESTS=1 (CI runs it)")
 def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
     """The label stage scattered into shard jobs on the SLURM cluster, one shard killed midway (scancel) and
     resumed: the labels tables are byte-identical to the local single-job run, each shard ran as its own SLURM
@@ -105,10 +108,16 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
     single, sharded = _label_configs(tmp_path)
     # both runs start from copies of the shared DAG run: the label stage is what is compared, retrieval is reused
     local, work = _copy_of(dag, tmp_path / "local"), _copy_of(dag, tmp_path / "work")
-    snakemake(local, "--cores", "2", "--rerun-triggers", "mtime", "labels_all", config=single)
-    dbs = [work / f"resources/labels/cache.shards/vaswani/slowhash/shard-{i}-of-2.sqlite" for i in range(2)]
+    # --rerun-triggers (like --configfile) takes every value up to the next option: keep the target after --cores
+    snakemake(local, "--rerun-triggers", "mtime", "--cores", "2", TARGET, config=single)
+    n_pairs = len(pd.read_csv(work / "results/test/labels/vaswani/pairs.tsv", sep="\t").drop_duplicates(
+        ["query_id", "doc_id"]))
+    S = -(-n_pairs // SHARD_SIZE)
+    assert S >= 2, f"{n_pairs} vaswani pairs make {S} shard(s) of {SHARD_SIZE}: the test needs several"
+    size = [min(SHARD_SIZE, n_pairs - i * SHARD_SIZE) for i in range(S)]
+    dbs = [work / f"resources/labels/cache.shards/vaswani/slowhash/shard-{i}-of-{S}.sqlite" for i in range(S)]
     args = ["--profile", str(REPO / "workflow/profiles/slurm"), "--jobs", "2", "--slurm-init-seconds-before-status-checks",
-            "2", "--slurm-keep-successful-logs", "--rerun-triggers", "mtime", "labels_all"]
+            "2", "--rerun-triggers", "mtime", "--slurm-keep-successful-logs", TARGET]
     with slurm_cluster(tmp_path / "cluster") as env:
         cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), "--configfile",
                str(sharded), *args]
@@ -120,23 +129,21 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
             finally:
                 if first.poll() is None:
                     first.kill()
-        shard_tsv = [work / f"results/test/labels/vaswani/slowhash/shard-{i}-of-2.tsv" for i in range(2)]
+        shard_tsv = [work / f"results/test/labels/vaswani/slowhash/shard-{i}-of-{S}.tsv" for i in range(S)]
         committed = {i: _rows(db) for i, db in enumerate(dbs) if not shard_tsv[i].exists()}
-        assert any(0 < k < SHARD_SIZE for k in committed.values()), (killed, committed)
+        assert any(0 < k < size[i] for i, k in committed.items()), (killed, committed)
         snakemake(work, *args, config=sharded, env=env, timeout=2400)  # the resume
         jobs = (tmp_path / "cluster" / "slurmctld.log").read_text().count("sched: Allocate JobId")
     res = "results/test/labels"
-    for c, lab in (("dl19-pool", "flant5-large"), ("vaswani", "slowhash")):
-        assert (local / res / c / f"{lab}.tsv").read_bytes() == (work / res / c / f"{lab}.tsv").read_bytes(), (c, lab)
-    plans = {c: json.loads((work / res / c / "shards.json").read_text()) for c in ("dl19-pool", "vaswani")}
-    assert plans["dl19-pool"]["shards"] == 9 and plans["vaswani"]["shards"] == 2
+    assert (local / TARGET).read_bytes() == (work / TARGET).read_bytes()
+    assert json.loads((work / res / "vaswani" / "shards.json").read_text())["shards"] == S
     # every shard its own SLURM job: a SLURM log per shard (named by its job id) under the plugin's log folder
     shard_logs = sorted((work / ".snakemake" / "slurm_logs" / "rule_labels_shard").rglob("*.log"))
-    assert len({p.parent for p in shard_logs}) == 11, shard_logs
-    assert len({p.stem for p in shard_logs}) == len(shard_logs) >= 11 + sum(k > 0 for k in committed.values())
-    assert jobs >= len(shard_logs) + 2
+    assert len({p.parent for p in shard_logs}) == S, shard_logs
+    assert len({p.stem for p in shard_logs}) == len(shard_logs) >= S + sum(k > 0 for k in committed.values())
+    assert jobs >= len(shard_logs) + 1  # + the gather
     for i, k in committed.items():
-        log = (work / f"results/test/logs/labels/vaswani/slowhash/shard-{i}-of-2.log").read_text()
-        n = 100 if i == 0 else 86
-        assert f"shard {i} of 2: {n} pairs, {k} resumed from the shard cache, 0 from the central cache, {n - k} labelled" \
-            in log, log[-2000:]
+        log = (work / f"results/test/logs/labels/vaswani/slowhash/shard-{i}-of-{S}.log").read_text()
+        n = size[i]
+        assert f"shard {i} of {S}: {n} pairs, {k} resumed from the shard cache, 0 from the central cache, {n - k} " \
+            "labelled" in log, log[-2000:]
