@@ -67,12 +67,12 @@ def _rows(db):
         con.close()
 
 
-def _kill_vaswani_shards(env, dbs, timeout=900):
+def _kill_vaswani_shards(env, dbs, sizes, timeout=900):
     """scancel every running vaswani label shard job once one shard's cache file holds >= 8 labels (two committed
-    batches) and that shard is not done; returns the job ids cancelled."""
+    batches) and that shard is not done (fewer rows than its size); returns the job ids cancelled."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if any(8 <= _rows(db) < SHARD_SIZE for db in dbs):
+        if any(8 <= _rows(db) < n for db, n in zip(dbs, sizes)):
             q = subprocess.run(["squeue", "-h", "-o", "%i %k"], env=env, capture_output=True, text=True).stdout
             ids = [line.split()[0] for line in q.splitlines() if "labels_shard" in line and "vaswani" in line]
             if ids:
@@ -124,7 +124,7 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
         with open(tmp_path / "first.log", "w") as out:
             first = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
             try:
-                killed = _kill_vaswani_shards(env, dbs)
+                killed = _kill_vaswani_shards(env, dbs, size)
                 assert first.wait(timeout=1800) != 0, "the run with a cancelled shard job succeeded"
             finally:
                 if first.poll() is None:

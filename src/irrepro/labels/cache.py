@@ -33,7 +33,19 @@ class LabelCache:
         self.con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         self.con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         if self.path != ":memory:":
-            self.con.execute("PRAGMA journal_mode = WAL")
+            # switching to WAL while another process opens the file can fail at once with "database is locked"
+            # (SQLite does not call the busy handler for it): retry until the timeout
+            import time
+
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    self.con.execute("PRAGMA journal_mode = WAL")
+                    break
+                except sqlite3.OperationalError as e:
+                    if "locked" not in str(e) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
             self.con.execute("PRAGMA synchronous = NORMAL")
         self.con.execute(self.SCHEMA)
 
