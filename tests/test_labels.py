@@ -20,6 +20,8 @@ from irrepro import labels as L
 from irrepro.errors import InputError
 from irrepro.labels.prompts import BINARY, PROMPTS, ROBUST04, TRECDL, Prompt, get_prompt
 
+from conftest import smollm2_labeler
+
 
 def make_pairs(n, n_per_query=5):
     return pd.DataFrame({
@@ -530,14 +532,7 @@ def _dl19_texts():
 
 
 def test_smollm2_on_four_dl19_pairs(tmp_path, one_thread):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    pytest.importorskip("gguf")
-    try:
-        L.smollm2_gguf_path()
-    except L.MissingPackageError as e:
-        pytest.skip(str(e))
-    lab = L.make_labeler({"backend": "smollm2", "batch_size": 4})
+    lab = smollm2_labeler(batch_size=4)
     assert lab.name == "smollm2-135m-instruct-q4_1" and lab.kind == "causal"
     texts = _dl19_texts()
     pairs = pd.DataFrame({"query_id": "1106007", "doc_id": list(texts), "query": VISCERAL["query"],

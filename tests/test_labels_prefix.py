@@ -6,6 +6,8 @@ import pytest
 import irrepro.labels as L
 from irrepro.labels.prefix import PrefixStore, group_by_prefix
 
+from conftest import smollm2_labeler
+
 # a fixed sample: 4 Cranfield-like queries x 5 abstracts (20 pairs), texts of very different lengths
 QUERIES = ["what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
            "how do boundary layers behave at hypersonic speeds", "heat transfer to a blunt body",
@@ -52,17 +54,6 @@ def one_thread():
     torch.set_num_threads(n)
 
 
-def _smollm2(**kw):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    pytest.importorskip("gguf")
-    try:
-        L.smollm2_gguf_path()
-    except L.MissingPackageError as e:
-        pytest.skip(str(e))
-    return L.make_labeler({"backend": "smollm2", **kw})
-
-
 def _in_calls(lab, prompt, n=8):
     """Log-scores of the fixed sample in label_pairs' calls: shortest first, n pairs per call."""
     order = sorted(range(len(QS)), key=lambda i: len(QS[i]) + len(DS[i]))
@@ -83,7 +74,7 @@ def test_smollm2_shared_prefixes_equal_full_sequences(dtype, one_thread):
     activations (this GGUF build's matmul kernels still compute in float32, transformers warns) the layout noise
     is ~2e-6 (measured), so there the grade log-probabilities must agree within 1e-5: a wrong position, mask or
     cache would be off by far more."""
-    lab = _smollm2(dtype=dtype, batch_size=8, threads=1)
+    lab = smollm2_labeler(dtype=dtype, batch_size=8, threads=1)
     prompt = "cranfield"
     lab.share_prefix, lab.batch_size = False, 1
     full = _in_calls(lab, prompt)

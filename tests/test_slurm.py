@@ -31,7 +31,33 @@ def test_slurm_run_matches_local_run(dag, second_run):
     assert sorted(local) == sorted(cluster)
     differ = [k for k in local if local[k].read_bytes() != cluster[k].read_bytes()]
     assert not differ, f"SLURM and local runs differ: {differ}"
-    assert info["jobs"] >= 10, f"only {info['jobs']} jobs went through slurmctld"
+    # every job but the submit-host rules (the Snakefile's `localrules`) went through slurmctld as its own job:
+    # one benchmark file per job, one kept SLURM log per submitted job under its rule's folder
+    bench = [(root, p) for root in (work / "results/test/benchmarks", work / "resources/benchmarks")
+             for p in root.rglob("*.tsv")]
+    ran = {}
+    for root, p in bench:
+        rule = p.relative_to(root).parts[0].removesuffix(".tsv")
+        ran[rule] = ran.get(rule, 0) + 1
+    assert LOCAL_RULES <= set(ran), sorted(LOCAL_RULES - set(ran))
+    logs = {}
+    for p in (work / ".snakemake" / "slurm_logs").rglob("*.log"):
+        rule = p.relative_to(work / ".snakemake" / "slurm_logs").parts[0].removeprefix("rule_")
+        logs[rule] = logs.get(rule, 0) + 1
+    assert logs == {r: n for r, n in ran.items() if r not in LOCAL_RULES}
+    assert info["jobs"] == sum(logs.values()) >= 50, f"{info['jobs']} jobs went through slurmctld: {logs}"
+
+
+# the rules that run on the submit host under a cluster profile (the Snakefile's `localrules:`)
+LOCAL_RULES = {"fetch_artifact", "fetch_collection", "provenance", "verify_summary", "cost"}
+
+
+def test_local_rules_are_the_snakefiles():
+    import re
+
+    text = (REPO / "Snakefile").read_text()
+    block = re.search(r"^localrules:\n((?:    \w+,\n)+)", text, re.M)
+    assert block and set(re.findall(r"\w+", block.group(1))) == LOCAL_RULES
 
 
 # ---------------------------------------------------------------- scattered labelling (labels.shards)
@@ -108,8 +134,12 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
     single, sharded = _label_configs(tmp_path)
     # both runs start from copies of the shared DAG run: the label stage is what is compared, retrieval is reused
     local, work = _copy_of(dag, tmp_path / "local"), _copy_of(dag, tmp_path / "work")
+    # the local single-job reference runs beside the SLURM runs (the slow labeler sleeps; the cores are free)
     # --rerun-triggers (like --configfile) takes every value up to the next option: keep the target after --cores
-    snakemake(local, "--rerun-triggers", "mtime", "--cores", "2", TARGET, config=single)
+    reference = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(local), "--configfile",
+         str(single), "--rerun-triggers", "mtime", "--cores", "1", TARGET],
+        stdout=open(tmp_path / "reference.log", "w"), stderr=subprocess.STDOUT)
     n_pairs = len(pd.read_csv(work / "results/test/labels/vaswani/pairs.tsv", sep="\t").drop_duplicates(
         ["query_id", "doc_id"]))
     S = -(-n_pairs // SHARD_SIZE)
@@ -135,6 +165,7 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
         snakemake(work, *args, config=sharded, env=env, timeout=2400)  # the resume
         jobs = (tmp_path / "cluster" / "slurmctld.log").read_text().count("sched: Allocate JobId")
     res = "results/test/labels"
+    assert reference.wait(timeout=600) == 0, (tmp_path / "reference.log").read_text()[-3000:]
     assert (local / TARGET).read_bytes() == (work / TARGET).read_bytes()
     assert json.loads((work / res / "vaswani" / "shards.json").read_text())["shards"] == S
     # every shard its own SLURM job: a SLURM log per shard (named by its job id) under the plugin's log folder

@@ -44,6 +44,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MpiDefault=none
+SlurmdParameters=config_overrides
 NodeName=localhost CPUs={cpus} RealMemory={mem} State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 """
@@ -55,7 +56,11 @@ def available() -> bool:
 
 @contextlib.contextmanager
 def slurm_cluster(scratch: Path, cpus: int = 2, mem_mb: int = 8000, timeout: float = 60):
-    """Bring up munged, slurmctld and slurmd; yield the environment to submit with; stop them by PID."""
+    """Bring up munged, slurmctld and slurmd; yield the environment to submit with; stop them by PID.
+
+    ``cpus`` and ``mem_mb`` are what the node declares, not what the machine has (``SlurmdParameters=
+    config_overrides``): jobs that mostly wait (SLURM's and Snakemake's start-up) can share the real cores, and no
+    job's ``mem_mb`` request is refused by the machine's size. Nothing enforces them (``TaskPlugin=task/none``)."""
     # One test cluster per machine at a time: the daemons listen on SLURM's fixed ports (6817/6818) and the config
     # is linked at /etc/slurm/slurm.conf, so a second test run (another checkout, CI beside a developer) waits here.
     lock = open(LOCK, "w")
