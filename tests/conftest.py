@@ -58,6 +58,14 @@ def irds_home(tmp_path_factory, mirror):
     return _IRDS_HOME
 
 
+# Local models converted for fast loading (irrepro.labels.smollm2.converted_smollm2): one cache for the tests and
+# every DAG they run (which would otherwise convert into each working directory's resources/models), the user's own
+# (~/.cache/irrepro/models) unless IRREPRO_MODEL_CACHE says otherwise.
+from irrepro.labels.smollm2 import MODEL_CACHE_ENV, model_cache_dir  # noqa: E402
+
+os.environ.setdefault(MODEL_CACHE_ENV, str(model_cache_dir()))
+
+
 # ---------------------------------------------------------------- running the DAG (integration tests)
 TEST_CONFIG = REPO / "config" / "test.yaml"
 
@@ -158,11 +166,11 @@ class BackgroundRun:
         try:
             executor, args, cluster = _second_run_args(self.root)
             if executor == "slurm":
-                from slurm.cluster import slurm_cluster
+                from slurm.cluster import slurm_cluster, started_jobs
 
                 with slurm_cluster(cluster, cpus=SLURM_TEST_JOBS, mem_mb=SLURM_TEST_JOBS * 8000) as env:
                     self._snakemake(args, env)
-                    jobs = (cluster / "slurmctld.log").read_text().count("sched: Allocate JobId")
+                    jobs = started_jobs(cluster)
                 self.info = {"executor": "slurm", "jobs": jobs}
             else:
                 self._snakemake(args, os.environ.copy())

@@ -531,6 +531,26 @@ def _dl19_texts():
     return texts
 
 
+def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
+    """The converted copy (loaded in about a second) and the GGUF file (about 20 s): the same tensors, tokenizer and
+    chat template, so the same scores bit for bit on the fixed sample under two prompts. A conversion that lost the
+    chat template, the tied output layer or a tensor (or cast it) would change them."""
+    from irrepro.labels.smollm2 import converted_smollm2, model_cache_dir
+
+    converted = smollm2_labeler(batch_size=4)
+    folder = converted_smollm2()
+    assert folder.parent == model_cache_dir() and folder.name.startswith("SmolLM2-135M-Instruct.Q4_1-")
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in folder.iterdir()}
+    assert converted.model_id == str(folder) and converted.name == "smollm2-135m-instruct-q4_1"
+    gguf = smollm2_labeler(batch_size=4, convert=False)
+    assert gguf.name == converted.name  # one cache key whichever way the model was loaded
+    for prompt in ("trecdl", "binary"):
+        assert converted.prompt_text(get_prompt(prompt), "q", "d") == gguf.prompt_text(get_prompt(prompt), "q", "d")
+        a = converted.log_scores(prompt, list(HF_QUERIES), list(HF_DOCS))
+        b = gguf.log_scores(prompt, list(HF_QUERIES), list(HF_DOCS))
+        assert np.array_equal(a, b), np.abs(a - b).max()
+
+
 def test_smollm2_on_four_dl19_pairs(tmp_path, one_thread):
     lab = smollm2_labeler(batch_size=4)
     assert lab.name == "smollm2-135m-instruct-q4_1" and lab.kind == "causal"

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import REPO, TEST_CONFIG, result_files, slurm_wanted, snakemake
-from slurm.cluster import available, slurm_cluster  # tests/ is on sys.path (pytest's rootdir-relative imports)
+from slurm.cluster import available, slurm_cluster, started_jobs  # tests/ is on sys.path (pytest's rootdir-relative imports)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
 
@@ -163,7 +163,7 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
         committed = {i: _rows(db) for i, db in enumerate(dbs) if not shard_tsv[i].exists()}
         assert any(0 < k < size[i] for i, k in committed.items()), (killed, committed)
         snakemake(work, *args, config=sharded, env=env, timeout=2400)  # the resume
-        jobs = (tmp_path / "cluster" / "slurmctld.log").read_text().count("sched: Allocate JobId")
+        jobs = started_jobs(tmp_path / "cluster")
     res = "results/test/labels"
     assert reference.wait(timeout=600) == 0, (tmp_path / "reference.log").read_text()[-3000:]
     assert (local / TARGET).read_bytes() == (work / TARGET).read_bytes()

