@@ -70,10 +70,16 @@ os.environ.setdefault(MODEL_CACHE_ENV, str(model_cache_dir()))
 TEST_CONFIG = REPO / "config" / "test.yaml"
 
 
+def snakemake_cmd(workdir, *args, config=None):
+    """The command line of Snakemake on the repository's Snakefile in ``workdir`` with ``config`` (default
+    config/test.yaml)."""
+    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+            "--configfile", str(config or TEST_CONFIG), *args]
+
+
 def snakemake(workdir, *args, config=None, check=True, timeout=2400, env=None):
     """Run Snakemake on the repository's Snakefile in ``workdir`` (so nothing is shared with the repo's results)."""
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--configfile", str(config or TEST_CONFIG), *args]
+    cmd = snakemake_cmd(workdir, *args, config=config)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy())
     if check and p.returncode != 0:
         raise AssertionError(f"snakemake failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
@@ -151,8 +157,7 @@ class BackgroundRun:
         return self
 
     def _snakemake(self, args, env):
-        cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(self.work),
-               "--configfile", str(TEST_CONFIG), *args]
+        cmd = snakemake_cmd(self.work, *args)
         with open(self.root / "snakemake.log", "w") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
             rc = self.proc.wait(timeout=2400)

@@ -9,14 +9,13 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, TEST_CONFIG, result_files, slurm_wanted, snakemake
+from conftest import REPO, TEST_CONFIG, result_files, slurm_wanted, snakemake, snakemake_cmd
 from slurm.cluster import available, slurm_cluster, started_jobs  # tests/ is on sys.path (pytest's rootdir-relative imports)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
@@ -137,8 +136,7 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
     # the local single-job reference runs beside the SLURM runs (the slow labeler sleeps; the cores are free)
     # --rerun-triggers (like --configfile) takes every value up to the next option: keep the target after --cores
     reference = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(local), "--configfile",
-         str(single), "--rerun-triggers", "mtime", "--cores", "1", TARGET],
+        snakemake_cmd(local, "--rerun-triggers", "mtime", "--cores", "1", TARGET, config=single),
         stdout=open(tmp_path / "reference.log", "w"), stderr=subprocess.STDOUT)
     n_pairs = len(pd.read_csv(work / "results/test/labels/vaswani/pairs.tsv", sep="\t").drop_duplicates(
         ["query_id", "doc_id"]))
@@ -149,8 +147,7 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
     args = ["--profile", str(REPO / "workflow/profiles/slurm"), "--jobs", "2", "--slurm-init-seconds-before-status-checks",
             "2", "--rerun-triggers", "mtime", "--slurm-keep-successful-logs", TARGET]
     with slurm_cluster(tmp_path / "cluster") as env:
-        cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), "--configfile",
-               str(sharded), *args]
+        cmd = snakemake_cmd(work, *args, config=sharded)
         with open(tmp_path / "first.log", "w") as out:
             first = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
             try:

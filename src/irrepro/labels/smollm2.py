@@ -40,16 +40,6 @@ def model_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "irrepro" / "models"
 
 
-def _md5(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     """The GGUF model converted once into transformers' own format (``config.json``, ``model.safetensors``, the
     tokenizer files with the chat template) under ``<cache_dir>/<gguf stem>-<md5>/``; returns that folder.
@@ -63,9 +53,11 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     import shutil
     import tempfile
 
+    from irrepro.datasets.mirror import md5sum
+
     gguf = smollm2_gguf_path()
     root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
-    target = root / f"{gguf.stem}-{_md5(gguf)}"
+    target = root / f"{gguf.stem}-{md5sum(gguf)}"
     if (target / "model.safetensors").is_file():
         return target
     transformers = __import__("transformers")
