@@ -112,12 +112,7 @@ def _cluster(scratch, cpus, mem_mb, timeout):
              f"--pid-file={d}/munge/munged.pid", f"--log-file={d}/munge/munged.log", f"--seed-file={d}/munge/seed"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         _wait(lambda: (d / "munge.socket").exists(), timeout, "munged socket")
-        if etc.is_symlink() and not etc.exists():  # left dangling by a killed test run
-            etc.unlink()
-        if not etc.exists():
-            etc.parent.mkdir(parents=True, exist_ok=True)
-            etc.symlink_to(conf)
-            linked = True
+        linked = link_config(etc, conf)
         procs.append(subprocess.Popen(["slurmctld", "-D", "-f", str(conf)], env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         procs.append(subprocess.Popen(["slurmd", "-D", "-N", "localhost", "-f", str(conf)], env=env,
@@ -141,6 +136,25 @@ def _cluster(scratch, cpus, mem_mb, timeout):
                 p.wait(timeout=5)
         if linked and etc.is_symlink():
             etc.unlink()
+
+
+def link_config(etc: Path, conf: Path) -> bool:
+    """Link ``etc`` (``/etc/slurm/slurm.conf``) to this test cluster's ``conf``; True if linked (and so to be
+    removed afterwards). A link left by an earlier test cluster (dangling, or to a config of ours: ``ClusterName=
+    irrepro-test``) is replaced: the caller holds the test-cluster lock, so that cluster is dead, and jobs reading
+    its config would fail munge authentication against its socket. A site's own file or link is left alone."""
+    if etc.is_symlink():
+        try:
+            ours = not etc.exists() or "ClusterName=irrepro-test" in etc.read_text()
+        except OSError:
+            ours = False
+        if ours:
+            etc.unlink()
+    if etc.exists() or etc.is_symlink():
+        return False
+    etc.parent.mkdir(parents=True, exist_ok=True)
+    etc.symlink_to(conf)
+    return True
 
 
 def _wait(cond, timeout, what, logs=(), procs=()):
