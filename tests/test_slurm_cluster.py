@@ -9,17 +9,24 @@ def _conf(path, cluster):
     return path
 
 
+def _setup(tmp_path, link_to=None):
+    """This cluster's config, and /etc/slurm/slurm.conf (under tmp_path) as a link to ``link_to`` if given."""
+    conf = _conf(tmp_path / "new" / "slurm.conf", "irrepro-test")
+    etc = tmp_path / "etc" / "slurm.conf"
+    etc.parent.mkdir()
+    if link_to is not None:
+        etc.symlink_to(link_to)
+    return etc, conf
+
+
 def test_no_config_is_linked(tmp_path):
-    etc, conf = tmp_path / "etc" / "slurm.conf", _conf(tmp_path / "new" / "slurm.conf", "irrepro-test")
+    etc, conf = _setup(tmp_path)
     assert link_config(etc, conf) and etc.resolve() == conf.resolve()
 
 
 def test_a_dead_test_clusters_link_is_replaced(tmp_path):
-    conf = _conf(tmp_path / "new" / "slurm.conf", "irrepro-test")
-    old = _conf(tmp_path / "old" / "slurm.conf", "irrepro-test")
-    etc = tmp_path / "etc" / "slurm.conf"
-    etc.parent.mkdir()
-    etc.symlink_to(old)  # the earlier cluster's scratch still exists: its config would be read by the jobs
+    # the earlier cluster's scratch still exists: its config would be read by the jobs
+    etc, conf = _setup(tmp_path, link_to=_conf(tmp_path / "old" / "slurm.conf", "irrepro-test"))
     assert link_config(etc, conf) and etc.resolve() == conf.resolve()
     etc.unlink()
     etc.symlink_to(tmp_path / "gone" / "slurm.conf")  # dangling
@@ -27,11 +34,8 @@ def test_a_dead_test_clusters_link_is_replaced(tmp_path):
 
 
 def test_a_sites_own_config_is_left_alone(tmp_path):
-    conf = _conf(tmp_path / "new" / "slurm.conf", "irrepro-test")
     site = _conf(tmp_path / "site" / "slurm.conf", "production")
-    etc = tmp_path / "etc" / "slurm.conf"
-    etc.parent.mkdir()
-    etc.symlink_to(site)
+    etc, conf = _setup(tmp_path, link_to=site)
     assert not link_config(etc, conf) and etc.resolve() == site.resolve()
     etc.unlink()
     _conf(etc, "production")  # a plain file
