@@ -124,8 +124,9 @@ def test_baseline_restricts_the_family_and_changes_adjusted_p():
     assert len(bl) == 128 and (bl.system_b == base).all()
     # the same pairs, same raw p-values; Holm over 128 instead of 8,256 pairs: smaller adjusted p-values
     f = full[(full.system_a == base) | (full.system_b == base)]
-    key = lambda df: {frozenset((a, b)): (p, q) for a, b, p, q in zip(df.system_a, df.system_b, df.p_value,
-                                                                        df.p_adjusted)}
+    def key(df):
+        return {frozenset((a, b)): (p, q) for a, b, p, q in zip(df.system_a, df.system_b, df.p_value,
+                                                                            df.p_adjusted)}
     fk, bk = key(f), key(bl)
     assert fk.keys() == bk.keys()
     assert all(abs(fk[k][0] - bk[k][0]) < 1e-12 and bk[k][1] <= fk[k][1] + 1e-15 for k in fk)
@@ -167,7 +168,8 @@ def test_permuted_labels_negative_case():
     shuffled = pd.DataFrame(rng.permuted(mat.to_numpy(), axis=1), index=mat.index, columns=mat.columns)
     real = compare(mat, **{**SETTINGS, "tests": ["t", "tukey"]})
     null = compare(shuffled, **{**SETTINGS, "tests": ["t", "tukey"]})
-    pw = lambda t: discriminative_power(t, 0.05).set_index(["test", "correction"])["share"]
+    def pw(t):
+        return discriminative_power(t, 0.05).set_index(["test", "correction"])["share"]
     assert pw(real)[("tukey", "hsd")] > 0.2 and pw(null)[("tukey", "hsd")] < 0.01
     assert pw(null)[("t", "holm")] < 0.01
     assert gstudy(mat.to_numpy())["e_rho2"] > 0.9 and gstudy(shuffled.to_numpy())["e_rho2"] < 0.3

@@ -30,8 +30,8 @@ def _legend(fig, cmap):
     from matplotlib.patches import Patch
 
     fig.legend(handles=[Patch(facecolor=cmap(i), edgecolor="0.5", label=c) for i, c in enumerate(CLASSES)],
-               loc="lower center", ncol=4, fontsize=8, title="adjusted p-value", title_fontsize=8,
-               bbox_to_anchor=(0.5, -0.02))
+               loc="center left", ncol=1, fontsize=8, title="adjusted p-value", title_fontsize=8,
+               bbox_to_anchor=(1.0, 0.5))
 
 
 def _ticks(ax, names, axis):
@@ -69,8 +69,8 @@ def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
         ax.set_xlabel("test (correction)")
         ax.set_ylabel("system (ranked by mean, best first)")
         ax.set_title(f"{collection}, {measure}: each system against baseline {baseline}", fontsize=9)
+        fig.tight_layout()
         _legend(fig, cmap)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
         return fig
     n = len(tests)
     cols = min(3, max(n, 1))
@@ -89,15 +89,20 @@ def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
         M[i, j] = g["p_adjusted"].to_numpy()
         M[j, i] = g["p_adjusted"].to_numpy()
         ax.imshow(M, cmap=cmap, norm=norm, interpolation="nearest")
-        _ticks(ax, systems, "x")
+        if k >= n - cols:  # x tick labels on the bottom row only (rotated labels would run into the titles)
+            _ticks(ax, systems, "x")
+        else:
+            ax.set_xticks([])
         _ticks(ax, systems, "y")
         ax.set_title(f"{t} ({firsts[t]})", fontsize=8)
-        ax.set_xlabel("system (ranked by mean)", fontsize=7)
-        ax.set_ylabel("system (ranked by mean)", fontsize=7)
+        if k >= n - cols:
+            ax.set_xlabel("system (ranked by mean, best first)", fontsize=7)
+        if k % cols == 0:
+            ax.set_ylabel("system (ranked by mean, best first)", fontsize=7)
     fig.suptitle(f"{collection}, {measure}: adjusted p-values of all {len(g)} pairs of {len(systems)} systems",
                  fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     _legend(fig, cmap)
-    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
     return fig
 
 
