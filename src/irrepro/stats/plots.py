@@ -93,7 +93,10 @@ def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
             _ticks(ax, systems, "x")
         else:
             ax.set_xticks([])
-        _ticks(ax, systems, "y")
+        if k % cols == 0:  # y tick labels on the first column only
+            _ticks(ax, systems, "y")
+        else:
+            ax.set_yticks([])
         ax.set_title(f"{t} ({firsts[t]})", fontsize=8)
         if k >= n - cols:
             ax.set_xlabel("system (ranked by mean, best first)", fontsize=7)

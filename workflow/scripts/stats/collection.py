@@ -22,7 +22,8 @@ with log_to(sm.log[0]) as log:
         write_table(t, csv=f"{f}.csv", float_format="%.12g")
         write_table(r.summaries[m], md=f"{f}.md")
         save(pvalue_heatmap(t, r.systems[m], c, m, settings.get("baseline")), f"{f}.pdf", f"{f}.png")
-    write_table(r.reliability, csv=f"{out}/reliability.csv", md=f"{out}/reliability.md", float_format="%.6g")
+    write_table(r.reliability, csv=f"{out}/reliability.csv", md=f"{out}/reliability.md",
+                float_format="%.10g")
     write_table(r.power, csv=f"{out}/power.csv", md=f"{out}/power.md", float_format="%.6g")
     write_table(r.swaps, csv=f"{out}/swaps.csv", md=f"{out}/swaps.md", float_format="%.6g")
     save(dstudy_figure(r.reliability, r.curves, c, settings["reliability_target"]), f"{out}/dstudy.pdf",
