@@ -251,3 +251,38 @@ def test_complete_matrix_drops_incomplete_topics_and_names_too_few():
     assert dropped == ["2"] and list(out.index) == ["1", "3", "4"]
     with pytest.raises(InputError, match="x AP: 1 topics"):
         complete_matrix(mat.iloc[:2], "x AP")
+
+
+# ---------------------------------------------------------------- config checks
+
+
+def _plan(**stats_cfg):
+    from irrepro.plan import Plan
+
+    plan = Plan(version="t", V="results/t", res="res", mirror=None, collections=["vaswani"], imports=["t8"],
+                all_scored=["vaswani", "t8"], systems={"vaswani": ["bm25", "dph"]},
+                measures={"vaswani": ["AP", "P@10"], "t8": ["AP"]})
+    return {"stats": {"enabled": True, **stats_cfg}}, plan
+
+
+def test_stats_config_names_unknown_collections_systems_and_measures():
+    from irrepro.stats.plan import check, settings
+
+    check(*_plan(baseline={"vaswani": "dph", "t8": "run3"}, measures={"t8": ["AP"]}))  # fine
+    for cfg, msg in [({"baseline": {"vaswan": "dph"}}, r"stats\.baseline\.vaswan: 'vaswan' is neither"),
+                     ({"baseline": {"vaswani": "bm26"}}, r"stats\.baseline\.vaswani: 'bm26' is not a system"),
+                     ({"measures": {"t8": ["P@10"]}}, r"stats\.measures\.t8\[0\]: 't8' has no 'P@10'")]:
+        with pytest.raises(InputError, match=msg):
+            check(*_plan(**cfg))
+    check(*_plan(enabled=False, baseline={"nope": "x"}))  # a disabled stage checks nothing
+    s = settings({"stats": {"enabled": True, "baseline": {"t8": "run3"}, "measures": {}, "alpha": 0.05}}, "t8")
+    assert s == {"baseline": "run3", "measures": None, "alpha": 0.05}
+
+
+def test_stage_measures_must_be_in_the_score_table():
+    from irrepro.stats.stage import measures_of
+
+    s = pd.DataFrame({"measure": ["AP", "AP", "RR"]})
+    assert measures_of(s, None, "c") == ["AP", "RR"] and measures_of(s, ["RR"], "c") == ["RR"]
+    with pytest.raises(InputError, match=r"stats\.measures\.c: \['P@10'\] not in the score table"):
+        measures_of(s, ["P@10"], "c")
