@@ -112,8 +112,8 @@ def test_malformed_user_run_fails_with_file_and_line_and_no_output(tmp_path, mir
     (runs / "good.run").write_text("1 Q0 d1 1 2.0 good\n1 Q0 d2 2 1.0 good\n")
     (runs / "bad.run").write_text("1 Q0 d1 1 2.0 bad\n1 Q0 d2 two 1.0 bad\n")
     (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
-    # only the spine: the paper sections of config/test.yaml name collections this config drops
-    p = _write_cfg(tmp_path, collections={}, papers=[], querymodels={"collections": []}, imports={
+    # only the spine: the paper and stats sections of config/test.yaml name collections this config drops
+    p = _write_cfg(tmp_path, collections={}, papers=[], querymodels={"collections": []}, stats={}, imports={
         "mine": {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP"]}})
     r = snakemake(tmp_path, "--cores", "1", "results/test/scores/mine.tsv", config=p, check=False)
     assert r.returncode != 0

@@ -147,6 +147,9 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     plan = Plan(version=config["version"], V=f"results/{config['version']}", res=config["resources_dir"],
                 mirror=config.get("mirror"), collections=collections, imports=imports,
                 all_scored=collections + imports, systems=systems, measures=_measures(config))
+    from irrepro.stats.plan import check as _check_stats
+
+    _check_stats(config, plan)
     for p in PAPER_ORDER:
         if p not in config.get("papers", []):
             continue

@@ -171,6 +171,14 @@ def vb_targets():
     return t
 
 
+# ---------------------------------------------------------------- stats.smk
+
+
+def stats_targets():
+    """The stats stage's folder of every collection and import (none when stats.enabled is false)."""
+    return [f"{V}/stats/{c}" for c in ALL_SCORED] if config["stats"]["enabled"] else []
+
+
 # ---------------------------------------------------------------- verify.smk
 
 
@@ -192,6 +200,7 @@ def before_cost():
     return [
         *spine_targets(),
         *querymodels_targets(),
+        *stats_targets(),
         *rules.verify_summary.output,
         *[f for p in PAPERS_PRESENT for f in getattr(rules, f"{p}_all").input],
     ]

@@ -1,0 +1,288 @@
+"""The stats stage's library (irrepro.stats): paired tests against scipy, corrections against statsmodels, the
+randomised Tukey HSD, the G-study against an independent ANOVA and a published example, power and swap rates."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from irrepro.core.trec import read_matrix_csv
+from irrepro.core.scores import to_matrix
+from irrepro.errors import InputError
+from irrepro.stats import paired
+from irrepro.stats.compare import compare, complete_matrix, ranked
+from irrepro.stats.gstudy import dstudy, gstudy, topics_needed
+from irrepro.stats.power import discriminative_power, swap_rates
+from irrepro.stats.tukey import permutation_ranges, tukey_hsd, tukey_p
+
+ART = "urbano/sigir2019-statistical/adhoc8_ap.csv"
+SETTINGS = dict(tests=["t", "wilcoxon", "sign", "randomisation", "bootstrap", "tukey"], corrections=["holm"],
+                alpha=0.05, n_permutations=999, n_bootstrap=999, seed=1)
+
+
+def _mirror_matrix(name=ART, measure="AP"):
+    root = os.environ.get("IRREPRO_MIRROR")
+    path = Path(root or "/nonexistent") / "artifacts" / name
+    if not path.is_file():
+        pytest.skip("needs IRREPRO_MIRROR with " + name)
+    return to_matrix(read_matrix_csv(path, "trec8-adhoc", measure), measure)
+
+
+def _independent_anova(mat):
+    """E ρ² and Φ from statsmodels' two-way ANOVA (ols + anova_lm), written independently of irrepro.stats."""
+    import statsmodels.api as sm
+    import statsmodels.formula.api as smf
+
+    long = mat.rename_axis(index="topic", columns="system").stack().rename("y").reset_index()
+    fit = smf.ols("y ~ C(system) + C(topic)", data=long).fit()
+    a = sm.stats.anova_lm(fit, typ=2)
+    ms = a["sum_sq"] / a["df"]
+    n_t, n_s = mat.shape
+    vs = max((ms["C(system)"] - ms["Residual"]) / n_t, 0)
+    vt = max((ms["C(topic)"] - ms["Residual"]) / n_s, 0)
+    ve = ms["Residual"]
+    return vs / (vs + ve / n_t), vs / (vs + (vt + ve) / n_t)
+
+
+# ---------------------------------------------------------------- paired tests and corrections
+
+
+def test_trec8_paired_t_and_holm_equal_scipy_and_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    mat = _mirror_matrix()
+    t = compare(mat, **{**SETTINGS, "tests": ["t"]})
+    assert len(t) == 129 * 128 // 2
+    ref = np.array([stats.ttest_rel(mat[a], mat[b]).pvalue for a, b in zip(t.system_a, t.system_b)])
+    # scipy's NaN: a pair with identical scores on every topic (duplicate runs); p = 1 by our convention
+    nan = np.isnan(ref)
+    assert all((mat[a] == mat[b]).all() for a, b in zip(t.system_a[nan], t.system_b[nan]))
+    assert (t.p_value[nan] == 1).all()
+    ref[nan] = 1.0
+    np.testing.assert_allclose(t.p_value, ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(t.p_adjusted, multipletests(ref, method="holm")[1], rtol=0, atol=1e-9)
+    # the check can fail: an unpaired test on the same pairs is far from it
+    wrong = [stats.ttest_ind(mat[a], mat[b]).pvalue for a, b in zip(t.system_a, t.system_b)]
+    assert np.abs(t.p_value - wrong).max() > 1e-3
+
+
+@pytest.mark.parametrize("T", [10, 20, 60])
+def test_wilcoxon_and_sign_equal_scipy_per_pair(T):
+    rng = np.random.default_rng(T)
+    X = rng.random((T, 6))
+    X[:, 1] = np.round(X[:, 1], 1)  # ties of |d| in some pairs
+    X[:, 5] = X[:, 4]  # a pair with all differences zero
+    X[:3, 3] = X[:3, 2]  # some zero differences
+    mat = pd.DataFrame(X, columns=[f"s{i}" for i in range(6)])
+    t = compare(mat, **{**SETTINGS, "tests": ["wilcoxon", "sign"], "corrections": ["none"]})
+    for r in t.itertuples():
+        d = mat[r.system_a] - mat[r.system_b]
+        if (d == 0).all():
+            assert r.p_value == 1.0
+        elif r.test == "wilcoxon":
+            assert r.p_value == pytest.approx(stats.wilcoxon(d, zero_method="wilcox").pvalue, abs=1e-12)
+        else:
+            nz = d[d != 0]
+            assert r.p_value == pytest.approx(stats.binomtest(int((nz > 0).sum()), len(nz)).pvalue, abs=1e-12)
+
+
+def test_randomisation_matches_scipy_exact_permutation_test_within_monte_carlo_error():
+    rng = np.random.default_rng(3)
+    D = rng.normal(0.3, 1.0, size=(10, 4))
+    R = 20000
+    p = paired.randomisation(D, R, np.random.default_rng(1))
+    for j in range(4):
+        exact = stats.permutation_test((D[:, j],), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
+        assert abs(p[j] - exact) < 4 * np.sqrt(exact * (1 - exact) / R) + 1e-4, (p[j], exact)
+
+
+def test_bootstrap_interval_covers_mean_and_p_small_for_a_clear_difference():
+    rng = np.random.default_rng(4)
+    D = np.column_stack([rng.normal(0.5, 0.2, 50), rng.normal(0.0, 0.2, 50)])
+    p, lo, hi = paired.bootstrap(D, 999, np.random.default_rng(2), 0.05)
+    assert p[0] == pytest.approx(1 / 1000) and p[1] > 0.05
+    assert (lo < D.mean(axis=0)).all() and (D.mean(axis=0) < hi).all()
+
+
+def test_corrections_order_bh_holm_bonferroni():
+    p = np.random.default_rng(5).uniform(0, 0.2, 300) ** 2
+    bh, holm, bonf = (paired.adjust(p, c) for c in ("bh", "holm", "bonferroni"))
+    assert (bh <= holm + 1e-15).all() and (holm <= bonf + 1e-15).all() and (p <= bh + 1e-15).all()
+    assert (bh < holm).any() and (holm < bonf).any()
+    assert (paired.adjust(p, "none") == p).all()
+    with pytest.raises(ValueError, match="NaN"):
+        paired.adjust(np.array([0.1, np.nan]), "holm")
+
+
+def test_baseline_restricts_the_family_and_changes_adjusted_p():
+    mat = ranked(_mirror_matrix())
+    base = mat.columns[60]
+    full = compare(mat, **{**SETTINGS, "tests": ["t"]})
+    bl = compare(mat, **{**SETTINGS, "tests": ["t"]}, baseline=base)
+    assert len(bl) == 128 and (bl.system_b == base).all()
+    # the same pairs, same raw p-values; Holm over 128 instead of 8,256 pairs: smaller adjusted p-values
+    f = full[(full.system_a == base) | (full.system_b == base)]
+    def key(df):
+        return {frozenset((a, b)): (p, q) for a, b, p, q in zip(df.system_a, df.system_b, df.p_value,
+                                                                            df.p_adjusted)}
+    fk, bk = key(f), key(bl)
+    assert fk.keys() == bk.keys()
+    assert all(abs(fk[k][0] - bk[k][0]) < 1e-12 and bk[k][1] <= fk[k][1] + 1e-15 for k in fk)
+    assert sum(bk[k][1] < fk[k][1] for k in fk) > 10
+    with pytest.raises(InputError, match="baseline"):
+        compare(mat, **SETTINGS, baseline="no-such-run")
+
+
+# ---------------------------------------------------------------- randomised Tukey HSD
+
+
+def test_tukey_p_at_least_unadjusted_randomisation_p():
+    mat = ranked(_mirror_matrix()).iloc[:, ::4]  # 33 systems
+    t = compare(mat, **{**SETTINGS, "tests": ["randomisation", "tukey"], "n_permutations": 2000})
+    r = t[t.test == "randomisation"].p_value.to_numpy()
+    h = t[t.test == "tukey"].p_value.to_numpy()
+    se = np.sqrt(np.clip(r * (1 - r), 1e-6, None) / 2000)
+    assert (h >= r - 4 * se - 1e-3).all()
+    assert (h >= r).mean() > 0.98
+    assert (h < 0.05).sum() < (r < 0.05).sum()  # a family-wise test finds fewer pairs
+
+
+def test_tukey_ranges_by_hand_and_p_formula():
+    # 2 topics × 2 systems: the 4 row permutations give system-mean ranges |(a-b)+(c-d)|/2 with signs
+    X = np.array([[1.0, 0.0], [0.4, 0.0]])
+    ranges = permutation_ranges(X, 4000, np.random.default_rng(0))
+    assert set(np.round(ranges, 12)) == {0.7, 0.3}
+    assert tukey_p(np.array([0.1, 0.2, 0.3]), np.array([0.2])) == pytest.approx(3 / 4)
+    p, half = tukey_hsd(X, np.array([0]), np.array([1]), 999, np.random.default_rng(1), 0.05)
+    assert half == pytest.approx(0.7) and p[0] == pytest.approx((1 + (ranges[:999] >= 0.7 - 1e-12).sum()) / 1000,
+                                                               abs=0.05)
+
+
+def test_permuted_labels_negative_case():
+    """Each topic's scores shuffled across systems: no system effect is left. The real matrix shows many
+    significant pairs and a reliable collection; the shuffled one almost none and E ρ² near 0."""
+    mat = ranked(_mirror_matrix()).iloc[:, ::3]
+    rng = np.random.default_rng(9)
+    shuffled = pd.DataFrame(rng.permuted(mat.to_numpy(), axis=1), index=mat.index, columns=mat.columns)
+    real = compare(mat, **{**SETTINGS, "tests": ["t", "tukey"]})
+    null = compare(shuffled, **{**SETTINGS, "tests": ["t", "tukey"]})
+    def pw(t):
+        return discriminative_power(t, 0.05).set_index(["test", "correction"])["share"]
+    assert pw(real)[("tukey", "hsd")] > 0.2 and pw(null)[("tukey", "hsd")] < 0.01
+    assert pw(null)[("t", "holm")] < 0.01
+    assert gstudy(mat.to_numpy())["e_rho2"] > 0.9 and gstudy(shuffled.to_numpy())["e_rho2"] < 0.3
+
+
+# ---------------------------------------------------------------- G-study / D-study
+
+
+def test_gstudy_hand_computed_tiny_case():
+    # 3 topics × 2 systems: grand mean 0.5; system means 0.6, 0.4; topic means 0.3, 0.5, 0.7
+    X = np.array([[0.4, 0.2], [0.6, 0.4], [0.8, 0.6]])
+    g = gstudy(X)
+    # SS_s = 3·(0.1² + 0.1²) = 0.06, MS_s = 0.06; SS_t = 2·(0.04 + 0 + 0.04) = 0.16, MS_t = 0.08; residual 0
+    assert g["ms_system"] == pytest.approx(0.06) and g["ms_topic"] == pytest.approx(0.08)
+    assert g["var_residual"] == pytest.approx(0, abs=1e-15)
+    assert g["var_system"] == pytest.approx(0.02) and g["var_topic"] == pytest.approx(0.04)
+    assert g["e_rho2"] == pytest.approx(1.0)
+    assert g["phi"] == pytest.approx(0.02 / (0.02 + 0.04 / 3))
+    # a residual: one cell changed by +0.06 (SS_res = 0.06²·(1 − 1/3)(1 − 1/2) = 0.0012, MS_res = 0.0006)
+    X[0, 0] += 0.06
+    assert gstudy(X)["ms_residual"] == pytest.approx(0.0006)
+    assert topics_needed({"var_system": 0.02, "var_topic": 0.04, "var_residual": 0.01}, 0.95) == {
+        "topics_e_rho2": 10, "topics_phi": 48}  # 19 · 0.01 / 0.02 = 9.5; 19 · 0.05 / 0.02 = 47.5
+
+
+def test_gstudy_clips_a_negative_component_and_says_so():
+    X = np.array([[0.1, 0.9], [0.9, 0.1], [0.5, 0.5]])  # systems equal on average: MS_s < MS_res
+    g = gstudy(X)
+    assert g["var_system"] == 0 and "var_system" in g["clipped"]
+
+
+def test_gstudy_brennan_synthetic_data_set_1():
+    """Brennan (2001), Generalizability Theory, Springer, Ch. 2: Synthetic Data Set No. 1 (p × i, 10 persons ×
+    12 items); published σ²(p) = .0574, σ²(i) = .0754, σ²(pi) = .1269, Eρ² = .844, Φ = .773 with 12 items.
+    Persons are the objects of measurement (our systems), items the conditions (our topics)."""
+    persons = [
+        [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0],
+        [1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0],
+        [1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0], [1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0],
+        [1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]]
+    g = gstudy(np.array(persons, dtype=float).T)  # rows = items (topics), columns = persons (systems)
+    assert round(g["var_system"], 4) == 0.0574 and round(g["var_topic"], 4) == 0.0754
+    assert round(g["var_residual"], 4) == 0.1269
+    assert round(g["e_rho2"], 3) == 0.844 and round(g["phi"], 3) == 0.773
+
+
+def test_trec8_ap_coefficients_equal_statsmodels_anova():
+    mat = _mirror_matrix()
+    g = gstudy(mat.to_numpy())
+    rho, phi = _independent_anova(mat)
+    assert g["e_rho2"] == pytest.approx(rho, abs=1e-6) and g["phi"] == pytest.approx(phi, abs=1e-6)
+    d = dstudy(g, 200)
+    assert d.loc[d.n_topics == 50, "e_rho2"].item() == pytest.approx(g["e_rho2"])
+    assert d.e_rho2.is_monotonic_increasing and (d.phi <= d.e_rho2 + 1e-15).all()
+    # can fail: the coefficients of another measure differ
+    rho_p10, _ = _independent_anova(_mirror_matrix("urbano/sigir2019-statistical/adhoc8_p10.csv", "P@10"))
+    assert abs(rho_p10 - g["e_rho2"]) > 1e-4
+
+
+# ---------------------------------------------------------------- power, swaps, incomplete matrices
+
+
+def test_swap_rates_zero_for_constant_shifts_and_high_for_noise():
+    rng = np.random.default_rng(6)
+    base = rng.random((40, 1))
+    shifted = base + np.arange(5) * 0.1  # every topic: system j better than j-1 by 0.1
+    a, b = np.triu_indices(5, 1)
+    s = swap_rates(shifted, a, b, [5, 10, 30], 20, np.random.default_rng(0), 0.05)
+    assert list(s.subset_size) == [5, 10] and (s.swap_rate == 0).all()  # 30 > 40 / 2 left out
+    noise = rng.random((40, 5))
+    n = swap_rates(noise, a, b, [5, 10], 200, np.random.default_rng(0), 0.05)
+    assert (n.swap_rate > 0.3).all()
+
+
+def test_complete_matrix_drops_incomplete_topics_and_names_too_few():
+    mat = pd.DataFrame({"a": [0.1, np.nan, 0.3, 0.2], "b": [0.2, 0.1, 0.1, 0.3]}, index=["1", "2", "3", "4"])
+    out, dropped = complete_matrix(mat, "x AP")
+    assert dropped == ["2"] and list(out.index) == ["1", "3", "4"]
+    with pytest.raises(InputError, match="x AP: 1 topics"):
+        complete_matrix(mat.iloc[:2], "x AP")
+
+
+# ---------------------------------------------------------------- config checks
+
+
+def _plan(**stats_cfg):
+    from irrepro.plan import Plan
+
+    plan = Plan(version="t", V="results/t", res="res", mirror=None, collections=["vaswani"], imports=["t8"],
+                all_scored=["vaswani", "t8"], systems={"vaswani": ["bm25", "dph"]},
+                measures={"vaswani": ["AP", "P@10"], "t8": ["AP"]})
+    return {"stats": {"enabled": True, **stats_cfg}}, plan
+
+
+def test_stats_config_names_unknown_collections_systems_and_measures():
+    from irrepro.stats.plan import check, settings
+
+    check(*_plan(baseline={"vaswani": "dph", "t8": "run3"}, measures={"t8": ["AP"]}))  # fine
+    for cfg, msg in [({"baseline": {"vaswan": "dph"}}, r"stats\.baseline\.vaswan: 'vaswan' is neither"),
+                     ({"baseline": {"vaswani": "bm26"}}, r"stats\.baseline\.vaswani: 'bm26' is not a system"),
+                     ({"measures": {"t8": ["P@10"]}}, r"stats\.measures\.t8\[0\]: 't8' has no 'P@10'")]:
+        with pytest.raises(InputError, match=msg):
+            check(*_plan(**cfg))
+    check(*_plan(enabled=False, baseline={"nope": "x"}))  # a disabled stage checks nothing
+    s = settings({"stats": {"enabled": True, "baseline": {"t8": "run3"}, "measures": {}, "alpha": 0.05}}, "t8")
+    assert s == {"baseline": "run3", "measures": None, "alpha": 0.05}
+
+
+def test_stage_measures_must_be_in_the_score_table():
+    from irrepro.stats.stage import measures_of
+
+    s = pd.DataFrame({"measure": ["AP", "AP", "RR"]})
+    assert measures_of(s, None, "c") == ["AP", "RR"] and measures_of(s, ["RR"], "c") == ["RR"]
+    with pytest.raises(InputError, match=r"stats\.measures\.c: \['P@10'\] not in the score table"):
+        measures_of(s, ["P@10"], "c")
