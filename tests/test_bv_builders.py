@@ -33,7 +33,8 @@ def test_table9_builder_rows_values_and_undefined_cells():
     rng = np.random.default_rng(1)
     big, small = _frame(rng.random((6, 12))), _frame(rng.random((4, 6)))
     small.iloc[0, 0] = np.nan  # a missing score: the topic is dropped, never imputed
-    settings = {"random_size": 8, "random_groups": 3, "random_repeats": 4, "difficulty_size": 3}
+    settings = {"random_size": 8, "random_groups": 3, "random_repeats": 4, "difficulty_size": 3,
+                "random_grouping": "resampled"}
     t9, md, values = tables.table9([("a", "AP", big), ("b", "ERR@20", small)], seed=3, **settings)
     assert t9["collection"].tolist() == ["a", "b"] and t9["topics"].tolist() == [12, 5]
     # 5 topics < random groups of 8: the random cells of b are None (not NaN) with the reason, and no value

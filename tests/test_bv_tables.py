@@ -81,7 +81,12 @@ def test_bad_input_has_defined_behaviour():
         tables.table9_row(X[:1], random_size=2, random_groups=2, random_repeats=3, difficulty_size=2)
     # fewer topics than a group size
     with pytest.raises(InputError, match="group size 5 exceeds the number of topics 4"):
-        tables.table9_row(X, random_size=5, random_groups=3, random_repeats=3, difficulty_size=2)
+        tables.table9_row(X, random_size=5, random_groups=3, random_repeats=3, difficulty_size=2,
+                          random_grouping="resampled")
+    with pytest.raises(InputError, match="group size 5 exceeds the number of topics 4"):
+        tables.table9_row(X, order_size=5, difficulty_size=2)
+    with pytest.raises(InputError, match="unknown random_grouping"):
+        tables.table9_row(X, order_size=2, difficulty_size=2, random_grouping="shuffled")
     with pytest.raises(InputError, match="group size 9 exceeds"):
         bv.difficulty_groups(X, 9)
 
@@ -218,11 +223,11 @@ def test_table12_rule_runs_on_user_session_runs(tmp_path, mirror):
 def test_table9_row_leaves_undefined_cells_empty_with_the_reason():
     rng = np.random.default_rng(0)
     X = rng.random((5, 8))
-    strict = tables.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2)
-    loose = tables.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
+    strict = tables.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2, random_grouping="resampled")
+    loose = tables.table9_row(X, random_size=4, random_groups=3, random_repeats=5, difficulty_size=2, random_grouping="resampled", strict=False)
     assert loose.pop("note") == "" and loose == strict
     # 8 topics, random groups of 10: the random columns are undefined, the others computed
-    r = tables.table9_row(X, random_size=10, random_groups=3, random_repeats=5, difficulty_size=2, strict=False)
+    r = tables.table9_row(X, random_size=10, random_groups=3, random_repeats=5, difficulty_size=2, random_grouping="resampled", strict=False)
     assert r["random"] is None and r["random_norm"] is None
     assert "random: group size 10 exceeds the number of topics 8" in r["note"]
     assert all(isinstance(r[k], float) and np.isfinite(r[k]) for k in ("original", "original_norm", "difficulty"))

@@ -154,3 +154,43 @@ def test_draw_rejects_bad_q():
         s.draw(np.zeros((2, 2)), 3)
     with pytest.raises(ValueError):
         s.draw(np.array([[0.5, -0.1, 0.6]]), 3)
+
+
+def test_confidence_interval_is_eq6_with_t_and_n_minus_1():
+    """Table 4's reading of Eq. 6: t_{α/2} with n − 1 df and σ̂ with n − 1. On n = 5 draws each alternative reading
+    (normal quantile, σ̂ with n) gives a visibly different half-width, so swapping either fails here."""
+    u = np.array([[4.0, 0.0, 1.0, 2.0]])
+    P = np.array([[0.4, 0.3, 0.2, 0.1]])
+    Q = np.array([[0.25, 0.25, 0.25, 0.25]])
+    idx = np.array([[0, 1, 2, 3, 0]])
+    est, lo, hi = s.confidence_interval(u, P, Q, idx)
+    z = (u * P / Q).ravel()[idx[0]]
+    expected = stats.t.ppf(0.975, 4) * z.std(ddof=1) / np.sqrt(5)
+    assert hi[0] - est[0] == pytest.approx(expected, rel=1e-12)
+    assert est[0] - lo[0] == pytest.approx(expected, rel=1e-12)
+    for wrong in (1.96 * z.std(ddof=1) / np.sqrt(5), stats.t.ppf(0.975, 4) * z.std(ddof=0) / np.sqrt(5)):
+        assert abs((hi[0] - est[0]) / wrong - 1) > 0.05
+
+
+def test_halfwidth_readings_measure_what_they_name():
+    """Each reading of Table 4's half-width is what its name says: the quantile and denominator readings differ
+    from Eq. 6 by exactly their factor, ``expected`` is the no-noise half-width the sampled one scatters around,
+    and ``eq6`` is the function Table 4 uses."""
+    from irrepro.papers.sampling.experiments import single_system_experiment
+    from irrepro.papers.sampling.readings import READINGS, halfwidth_readings
+
+    u, ranks = synth.synth(n_users=100, n_items=400, seed=3)
+    n, trials = 400, 200
+    df = halfwidth_readings(u, ranks, n, trials, seed=9, other_data=[("again", *synth.synth(100, 400, seed=4))])
+    assert set(df.reading) == set(READINGS) | {"data:again"}
+    w = df.pivot(index="system", columns="reading", values="ci_halfwidth")
+    t, zq = stats.t.ppf(0.975, n - 1), stats.norm.ppf(0.975)
+    assert np.allclose(w["z"] / w["eq6"], zq / t, rtol=1e-12)
+    assert np.allclose(w["ddof0"] / w["eq6"], np.sqrt((n - 1) / n), rtol=1e-9)
+    assert (w["distinct"] >= w["eq6"]).all()            # fewer distinct pairs than draws: a wider interval
+    # eq6 is Table 4's column (other draws of the same size: equal within Monte-Carlo error)
+    t4 = single_system_experiment(u, ranks, n=n, trials=trials, seed=1).set_index("system").reindex(w.index)
+    se = t4["ci_halfwidth_sd"] / np.sqrt(trials)
+    assert ((w["eq6"] - t4["ci_halfwidth"]).abs() <= 4 * np.sqrt(2) * se).all()
+    # the sampled mean half-width scatters around the exact expectation (skewed z: within 3% at n = 400)
+    assert ((w["eq6"] / w["expected"] - 1).abs() < 0.03).all()

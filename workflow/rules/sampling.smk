@@ -33,6 +33,36 @@ rule sampling_synth:
         "../scripts/sampling/synth.py"
 
 
+rule sampling_halfwidth_readings:
+    """Table 4's CI half-width (Eq. 6) under every reading of the formula, side by side on the same draws, and its
+    expectation on two further SYNTH draws (irrepro.papers.sampling.readings)."""
+    output:
+        csv=f"{V}/sampling/ci_halfwidth_readings.csv",
+        md=report(
+            f"{V}/sampling/ci_halfwidth_readings.md",
+            caption="../report/sampling/halfwidth_readings.rst",
+            category="Sampling",
+        ),
+    log:
+        f"{V}/logs/sampling/halfwidth_readings.log",
+    benchmark:
+        f"{V}/benchmarks/sampling_halfwidth_readings.tsv"
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=30,
+    params:
+        synth=json.dumps(_S["synth"], sort_keys=True),
+        seed=_S["seed"],
+        budget_per_query=_S["budget_per_query"],
+        trials=_S["trials"],
+        alpha=_S["alpha"],
+    script:
+        "../scripts/sampling/halfwidth_readings.py"
+
+
 rule sampling_comparative:
     """Tables 5–7 (Σ(Q)·n of naive vs Q* for pairwise, vs-baseline and ranking; approximate and true utilities)
     and Figs 1–3 (accuracy against budget), on SYNTH or on a collection of our population (the TREC substitute)."""
@@ -91,5 +121,6 @@ VERIFY_CONTEXT["sampling"] = {
 rule sampling_all:
     input:
         f"{V}/sampling/synth_tables.csv",
+        f"{V}/sampling/ci_halfwidth_readings.md",
         [f"{V}/sampling/figs1-3_{c}.png" for c in SAMPLING.data_sets],
         f"{V}/sampling/verify.csv",

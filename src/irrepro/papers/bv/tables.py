@@ -23,7 +23,8 @@ import pandas as pd
 
 from irrepro.papers.bv.biasvariance import (_check, bias_variance, complete_matrix, difficulty_groups,
                                             maxmin_normalise, pearson, rho_decomposition, tradeoff, tradeoff_groups,
-                                            tradeoff_random, try_value)
+                                            topic_order_groups, tradeoff_random, try_value)
+from irrepro.errors import InputError
 from irrepro.papers.bv.risk import zrisk
 
 log = logging.getLogger(__name__)
@@ -60,10 +61,16 @@ TABLE9_COLUMNS = ["original", "original_norm", "random", "random_norm", "difficu
 
 
 def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_target="group",
-               difficulty_size=5, difficulty_target="topic", seed=0, strict: bool = True, **_ignored) -> dict:
+               difficulty_size=5, difficulty_target="topic", seed=0, strict: bool = True,
+               random_grouping="topic_order", order_size=5, **_ignored) -> dict:
     """One row of BV-Test Table 9 for a systems × topics matrix: the Bias²–Var correlation on the original scores
-    and on max–min normalised scores (Eq. 11), ungrouped, over random groups (mean over repetitions) and over
-    query-difficulty groups (difficulty = the best original score of the topic).
+    and on max–min normalised scores (Eq. 11), ungrouped, over "random" groups and over query-difficulty groups
+    (difficulty = the best original score of the topic).
+
+    ``random_grouping``: ``"topic_order"``, the topics in their own order (topic id) cut into consecutive groups of
+    ``order_size``, target = mean of the per-topic maxima (deterministic: a standard error of 0); ``"resampled"``,
+    ``random_groups`` groups of ``random_size`` topics drawn at random, ``random_repeats`` times, target
+    ``random_target`` (the mean over repetitions, with its standard error). docs/bv.md compares both with the paper.
 
     ``strict=True``: an undefined cell (a single system, constant Bias² or Var, a group size above the number of
     topics) raises ``InputError``. ``strict=False``: the cell is None and ``row["note"]`` says why, per column.
@@ -74,6 +81,11 @@ def table9_row(X, random_size=10, random_groups=50, random_repeats=1000, random_
     se = {}
 
     def random(M, s):
+        if random_grouping == "topic_order":
+            se[s] = 0.0
+            return tradeoff_groups(M, topic_order_groups(M, order_size), "topic")
+        if random_grouping != "resampled":
+            raise InputError(f"unknown random_grouping {random_grouping!r}; expected 'topic_order' or 'resampled'")
         r = np.asarray(tradeoff_random(M, random_size, random_groups, random_repeats, s, random_target), float)
         se[s] = float(r.std(ddof=1) / np.sqrt(len(r))) if len(r) > 1 else None
         return float(r.mean())

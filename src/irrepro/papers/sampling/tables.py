@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from irrepro.core.verify import to_markdown
+from irrepro.papers.sampling import readings as _readings
 from irrepro.papers.sampling import synth as _synth
 from irrepro.papers.sampling.estimators import approx_utility_rank, approx_utility_trec, target
 from irrepro.papers.sampling.experiments import (comparative_accuracy, comparative_variances,
@@ -46,6 +47,32 @@ def synth_experiment(synth: dict, seed: int, budget_per_query: float, trials: in
     log.info("experiment (%d systems x %d trials x 3 samplers + DeepPool) in %.1f s", len(ranks), trials,
              time.perf_counter() - t0)
     return df
+
+
+def synth_halfwidth_readings(synth: dict, seed: int, budget_per_query: float, trials: int, alpha: float,
+                             other_seeds=()) -> pd.DataFrame:
+    """Table 4's CI half-width under every reading of Eq. 6 (:mod:`.readings`) on the SYNTH of ``seed`` (draws
+    seeded with ``seed + 1``, as Table 4's), and its expectation on the SYNTH of each of ``other_seeds``."""
+    u, ranks = synth_data(synth, seed)
+    n = int(round(budget_per_query * synth["users"]))
+    other = [(f"seed {s}", *synth_data(synth, s)) for s in other_seeds]
+    return _readings.halfwidth_readings(u, ranks, n, trials, seed + 1, base=synth["log_base"], alpha=alpha,
+                                        other_data=other)
+
+
+def readings_other_seeds(seed: int) -> tuple[int, int]:
+    """The two further SYNTH draws of the half-width readings: seeds ``seed + 100`` and ``seed + 200``."""
+    return seed + 100, seed + 200
+
+
+def readings_markdown(df: pd.DataFrame) -> str:
+    """The half-width readings as Markdown: one row per reading, one column per system (value and ratio to eq6)."""
+    wide = df.assign(cell=[f"{v:.4f} (x{r:.5f})" for v, r in zip(df.ci_halfwidth, df.ratio_to_eq6)])
+    wide = wide.pivot(index="reading", columns="system", values="cell")
+    order = [k for k in df.reading.drop_duplicates()]
+    wide = wide.loc[order, list(df.system.drop_duplicates())].reset_index()
+    wide.insert(1, "what", [_readings.READINGS.get(k, "expected half-width on another SYNTH draw") for k in order])
+    return to_markdown(wide)
 
 
 def synth_markdown(df: pd.DataFrame) -> tuple[str, str, str]:
