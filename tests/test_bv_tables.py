@@ -226,3 +226,25 @@ def test_table9_row_leaves_undefined_cells_empty_with_the_reason():
     assert r["random"] is None and r["random_norm"] is None
     assert "random: group size 10 exceeds the number of topics 8" in r["note"]
     assert all(isinstance(r[k], float) and np.isfinite(r[k]) for k in ("original", "original_norm", "difficulty"))
+
+
+def test_difficulty_tie_orders():
+    """Tied per-topic maxima are ordered by topic (the default: the table9_row cells); each other tie order gives
+    other groups, so swapping the default fails; without ties every tie order gives the same cells."""
+    X = np.array([[0.9, 0.2, 0.5, 0.2, 0.7, 0.5], [0.1, 0.1, 0.3, 0.0, 0.2, 0.4], [0.4, 0.0, 0.1, 0.0, 0.3, 0.2]])
+    # maxima 0.9, 0.2, 0.5, 0.2, 0.7, 0.5: topics 1 and 3 tie, 2 and 5 tie
+    assert [list(g) for g in bv.difficulty_groups(X, 2)] == [[1, 3], [2, 5], [4, 0]]
+    assert [list(g) for g in bv.difficulty_groups(X, 2, "topic_desc")] == [[3, 1], [5, 2], [4, 0]]
+    assert [list(g) for g in bv.difficulty_groups(X, 3, "mean_asc")][0] == [3, 1, 2]      # means t3 0.067 < t1 0.1
+    assert [list(g) for g in bv.difficulty_groups(X, 3, "mean_desc")][0] == [1, 3, 5]
+    with pytest.raises(InputError, match="tie order"):
+        bv.difficulty_groups(X, 2, "random")
+    r = bv.difficulty_readings(X, size=3)
+    assert r["tied_maxima"] == 2
+    row = tables.table9_row(X, random_size=2, random_groups=2, random_repeats=3, difficulty_size=3)
+    assert r["topic"] == pytest.approx((row["difficulty"], row["difficulty_norm"]), abs=1e-12)
+    assert r["mean_asc"] != pytest.approx(r["topic"], abs=1e-6)
+    no_ties = X + np.array([0.0, 0.01, 0.02, 0.03, 0.04, 0.05])
+    r = bv.difficulty_readings(no_ties, size=3)
+    assert r["tied_maxima"] == 0
+    assert all(r[t] == r["topic"] for t in bv.DIFFICULTY_TIES)

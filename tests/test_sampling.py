@@ -154,3 +154,32 @@ def test_draw_rejects_bad_q():
         s.draw(np.zeros((2, 2)), 3)
     with pytest.raises(ValueError):
         s.draw(np.array([[0.5, -0.1, 0.6]]), 3)
+
+
+def test_eq6_default_reading_is_t_with_sample_variance_and_each_reading_differs():
+    """confidence_interval is Eq. 6 as printed (t with n - 1 d.f., variance over n - 1); with a small n every other
+    reading of halfwidth_readings gives another half-width, so swapping the default for one of them fails."""
+    rng = np.random.default_rng(3)
+    u = rng.integers(0, 4, size=(6, 5)).astype(float)
+    P = s.target(np.stack([rng.permutation(5) for _ in range(6)]))
+    Q = s.q_single(np.ones_like(u), P)
+    idx = s.draw(Q, 8, 50, rng)
+    est, lo, hi = s.confidence_interval(u, P, Q, idx)
+    r = s.halfwidth_readings(u, P, Q, idx)
+    assert set(r) == set(s.CI_READINGS)
+    assert r["t(n-1), 1/(n-1)"] == pytest.approx(float(np.mean(hi - est)), rel=1e-12)
+    for k, v in r.items():
+        if k != "t(n-1), 1/(n-1)":
+            assert abs(v - r["t(n-1), 1/(n-1)"]) > 1e-3 * v, k
+    z = u.ravel()[idx] * P.ravel()[idx] / Q.ravel()[idx]
+    assert r["z, 1/n"] == pytest.approx(float(np.mean(1.959964 * z.std(axis=1) / np.sqrt(8))), rel=1e-6)
+
+
+def test_ci_readings_table_from_experiment_columns():
+    """single_system_experiment carries every reading's mean half-width; the default one is Table 4's column."""
+    from irrepro.papers.sampling import experiments, tables
+    u, ranks = synth.synth(30, 200, seed=1)
+    df = experiments.single_system_experiment(u, ranks, n=60, trials=5, seed=0)
+    t = tables.ci_readings(df)
+    assert list(t.index) == list(s.CI_READINGS) and list(t.columns) == list(df.system)
+    assert np.allclose(t.loc["t(n-1), 1/(n-1)"].to_numpy(), df.ci_halfwidth.to_numpy(), rtol=1e-12)

@@ -10,6 +10,10 @@
                                            # with network: download every artifact and ir_datasets file the
                                            # config needs into an offline mirror, md5-verified (docs/cluster.md)
     irrepro mirror check DIR               # verify a mirror: MD5SUMS and the registries' md5s
+    irrepro readings sampling CSV          # Table 4's CI half-width under each reading of Eq. 6 (from the
+                                           # results/<v>/sampling/synth_tables.csv of a run)
+    irrepro readings bv CSV [CSV ...]      # Table 9's difficulty cells under each tie order, per topic-by-system
+                                           # matrix (e.g. urbano/sigir2018-simulation/web2012_err20.csv)
 """
 from __future__ import annotations
 
@@ -87,6 +91,26 @@ def _mirror(a) -> int:
     return 0
 
 
+def _readings(a) -> int:
+    import pandas as pd
+
+    if a.paper == "sampling":
+        from irrepro.papers.sampling.tables import ci_readings
+        for path in a.files:
+            print(f"{path}: mean 95% CI half-width per reading of Eq. 6 (same samples)")
+            print(ci_readings(pd.read_csv(path)).to_markdown(floatfmt=".4f"))
+        return 0
+    from irrepro.papers.bv.biasvariance import DIFFICULTY_TIES, difficulty_readings
+
+    for path in a.files:
+        r = difficulty_readings(pd.read_csv(path).to_numpy(float).T)      # topics in file order
+        print(f"{path}: {r['tied_maxima']} tied per-topic maxima")
+        rows = [{"reading": k if k not in DIFFICULTY_TIES else f"ties={k}", "difficulty": v[0], "difficulty_norm": v[1]}
+                for k, v in r.items() if k != "tied_maxima"]
+        print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".4f"))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="irrepro", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -110,6 +134,9 @@ def main(argv=None) -> int:
     m.add_argument("action", choices=["build", "check"])
     m.add_argument("dir", help="the mirror directory")
     m.add_argument("--configfile", nargs="+", help="config file(s) whose data to mirror (default: config/config.yaml)")
+    r = sub.add_parser("readings", help="a verify difference's candidate readings, computed side by side")
+    r.add_argument("paper", choices=["sampling", "bv"])
+    r.add_argument("files", nargs="+", help="sampling: synth_tables.csv; bv: topic-by-system matrix CSVs")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "artifacts":
@@ -127,6 +154,8 @@ def main(argv=None) -> int:
             return 0
         if a.cmd == "mirror":
             return _mirror(a)
+        if a.cmd == "readings":
+            return _readings(a)
         return _scores(a)
     except (InputError, MissingDataError) as e:
         print(f"irrepro: error: {e}", file=sys.stderr)

@@ -169,15 +169,48 @@ def group_random(X, size: int, n_groups: int, repeats: int, seed: int) -> np.nda
     return np.einsum("sn,rgn->rsg", X, onehot)
 
 
-def difficulty_groups(X, size: int) -> list[np.ndarray]:
+DIFFICULTY_TIES = {
+    "topic": "ties by topic (file) order, ascending (the default)",
+    "topic_desc": "ties by topic order, descending",
+    "mean_asc": "ties by the topic's mean score, lowest first",
+    "mean_desc": "ties by the topic's mean score, highest first",
+}
+
+
+def difficulty_groups(X, size: int, ties: str = "topic") -> list[np.ndarray]:
     """Topic indices of fixed groups of ``size`` consecutive topics ordered by difficulty (the best score on the
-    topic, hardest first; ties by topic order); a last, smaller group keeps the remainder."""
+    topic, hardest first; tied maxima ordered by ``ties``, one of :data:`DIFFICULTY_TIES`); a last, smaller group
+    keeps the remainder."""
     X = _check(X)
     n = X.shape[1]
     if size > n:
         raise InputError(f"group size {size} exceeds the number of topics {n}")
-    order = np.argsort(X.max(axis=0), kind="stable")
+    ids, mean = np.arange(n), X.mean(axis=0)
+    second = {"topic": ids, "topic_desc": -ids, "mean_asc": mean, "mean_desc": -mean}
+    if ties not in second:
+        raise InputError(f"unknown tie order {ties!r}; expected one of {sorted(second)}")
+    order = np.lexsort((ids, second[ties], X.max(axis=0)))
     return [order[k:k + size] for k in range(0, n, size)]
+
+
+def difficulty_readings(X, size: int = 5, target: str = "topic") -> dict:
+    """Table 9's query-difficulty cells (original and max–min normalised scores) under each tie order of
+    :data:`DIFFICULTY_TIES`, and two further readings (the other grouping ``target`` of :func:`tradeoff_groups`;
+    difficulty = the topic's mean score instead of its best), with the number of tied per-topic maxima:
+    ``{reading: (difficulty, difficulty_norm)}`` and ``"tied_maxima"``."""
+    X = _check(X)
+    Xn = maxmin_normalise(X)
+    out = {"tied_maxima": int(X.shape[1] - np.unique(X.max(axis=0)).size)}
+    for ties in DIFFICULTY_TIES:
+        g = difficulty_groups(X, size, ties)
+        out[ties] = (tradeoff_groups(X, g, target), tradeoff_groups(Xn, g, target))
+    g = difficulty_groups(X, size)
+    other = "group" if target == "topic" else "topic"
+    out[f"target={other}"] = (tradeoff_groups(X, g, other), tradeoff_groups(Xn, g, other))
+    by_mean = np.argsort(X.mean(axis=0), kind="stable")
+    g = [by_mean[k:k + size] for k in range(0, X.shape[1], size)]
+    out["difficulty=mean score"] = (tradeoff_groups(X, g, target), tradeoff_groups(Xn, g, target))
+    return out
 
 
 def tradeoff_groups(X, groups, target: str = "topic", ddof: int = 0) -> float:

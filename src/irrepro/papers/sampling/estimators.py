@@ -209,6 +209,32 @@ def confidence_interval(u, P, Q, idx, alpha=0.05, P2=None):
     return est, est - half, est + half
 
 
+CI_READINGS = {
+    "t(n-1), 1/(n-1)": "Eq. 6 as printed (the default): Student t with n - 1 degrees of freedom, sample variance",
+    "z, 1/(n-1)": "normal quantile z_{alpha/2} (the paper's 1.96), sample variance",
+    "z, 1/n": "normal quantile, variance with denominator n",
+    "z, 1/(n-1), without replacement": "normal quantile, sample variance times the finite-population factor "
+                                        "(N - n) / (N - 1), N = |X| x |Y| pairs",
+    "z, pooled variance": "normal quantile, one variance of z pooled over all trials instead of one per sample",
+    "z, sd of U-hat over trials": "normal quantile times the empirical sd of U-hat over the trials",
+}
+
+
+def halfwidth_readings(u, P, Q, idx, alpha=0.05) -> dict:
+    """Mean 95% CI half-width of Eq. 6 over the trials ``idx`` (trials x n) under each reading of
+    :data:`CI_READINGS`, all on the same samples z = u P / Q."""
+    z = np.take(u.ravel(), idx) * np.take(P.ravel(), idx) / np.take(Q.ravel(), idx)
+    n, N = z.shape[-1], u.size
+    q_t, q_z = stats.t.ppf(1 - alpha / 2, n - 1), stats.norm.ppf(1 - alpha / 2)
+    sd1, sd0 = z.std(axis=-1, ddof=1), z.std(axis=-1, ddof=0)
+    return {"t(n-1), 1/(n-1)": float(np.mean(q_t * sd1 / np.sqrt(n))),
+            "z, 1/(n-1)": float(np.mean(q_z * sd1 / np.sqrt(n))),
+            "z, 1/n": float(np.mean(q_z * sd0 / np.sqrt(n))),
+            "z, 1/(n-1), without replacement": float(np.mean(q_z * sd1 * np.sqrt((N - n) / (N - 1)) / np.sqrt(n))),
+            "z, pooled variance": float(q_z * z.std(ddof=1) / np.sqrt(n)),
+            "z, sd of U-hat over trials": float(q_z * z.mean(axis=-1).std(ddof=1))}
+
+
 def variance_times_n(u, W, Q) -> float:
     """Exact Σ(Q) · n = Var_Q[z] with z = u W / Q (W = P for Û, P − P' for Δ̂). Pairs with Q = 0 must have u W = 0."""
     u, W, Q = (np.asarray(a, float).ravel() for a in (u, W, Q))

@@ -13,7 +13,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from irrepro.core.progress import Progress
-from irrepro.papers.sampling.estimators import (approx_utility_rank, confidence_interval, deep_pool, delta_hat, draw,
+from irrepro.papers.sampling.estimators import (approx_utility_rank, confidence_interval, deep_pool, delta_hat, draw, halfwidth_readings,
                                                 pool_mask, q_baseline, q_naive_multi, q_pair, q_pair_naive,
                                                 q_ranking, q_single, q_uniform, shallow_pool, target, true_utility,
                                                 u_hat, variance_times_n)
@@ -26,7 +26,9 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
     """Tables 2–4 of the paper for every system: true U(S); ShallowPool; DeepPool mean ± sd; Û(S) under the
     approximate Q* (Eq. 4) mean ± sd; sd of Û under Q*, QP (ũ = 1) and uniform; mean 95% CI half-width (Eq. 6)
     and empirical coverage, and the standard errors the verify tolerances are made of: ``true_se`` and
-    ``shallow_se`` over queries (sd of the per-query metric / sqrt(|X|)) and ``ci_halfwidth_sd`` over trials.
+    ``shallow_se`` over queries (sd of the per-query metric / sqrt(|X|)) and ``ci_halfwidth_sd`` over trials; and
+    ``ci_halfwidth[<reading>]``, the mean half-width under each reading of Eq. 6 (:data:`.estimators.CI_READINGS`)
+    on the same samples.
     Returns a frame, one row per system."""
     rng = np.random.default_rng(seed)
     pool_depth = pool_depth or u.shape[1]
@@ -61,7 +63,8 @@ def single_system_experiment(u, ranks: dict, n: int, trials: int, seed: int, bas
                      "u_hat_mean": est.mean(), "u_hat_sd": sd["q_star"],
                      "sd_q_star": sd["q_star"], "sd_q_p": sd["q_p"], "sd_q_unif": sd["q_unif"],
                      "ci_halfwidth": float(np.mean(hi - est)),
-                     "coverage": float(np.mean((lo <= true) & (true <= hi)))})
+                     "coverage": float(np.mean((lo <= true) & (true <= hi))),
+                     **{f"ci_halfwidth[{k}]": v for k, v in halfwidth_readings(u, P, q_star, idx, alpha).items()}})
         progress.advance()
     progress.close()
     return pd.DataFrame(rows)

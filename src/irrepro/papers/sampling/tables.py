@@ -48,6 +48,16 @@ def synth_experiment(synth: dict, seed: int, budget_per_query: float, trials: in
     return df
 
 
+def ci_readings(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 4's mean CI half-width under each reading of Eq. 6 (:data:`.estimators.CI_READINGS`; the
+    ``ci_halfwidth[<reading>]`` columns of :func:`synth_experiment`'s frame): readings × systems."""
+    cols = [c for c in df.columns if c.startswith("ci_halfwidth[")]
+    out = df.set_index("system")[cols].T
+    out.index = [c[len("ci_halfwidth["):-1] for c in cols]
+    out.index.name = "reading"
+    return out
+
+
 def synth_markdown(df: pd.DataFrame) -> tuple[str, str, str]:
     """Tables 2, 3 and 4 as Markdown (3 decimals)."""
     return tuple(to_markdown(df[cols].round(3)) for cols in (TABLE2, TABLE3, TABLE4))
