@@ -120,3 +120,34 @@ def test_reference_tolerances_cannot_accept_the_rows_the_issue_named():
     assert synth and all(r["tolerance_se"] == 3 and r["basis"] for r in synth)
     # rows whose values carry no standard error never inherit tolerance_se (Tables 5-7 are analytic)
     assert all("tolerance_se" not in r for r in sampling if r["item"].startswith("synth/"))
+
+
+def test_ci_inverted_labels_pass_tops_perfect_so_it_is_info_and_fail_overrate_bm25():
+    """A labeler whose grades are inverted (3 - g) still ranks above Perfect by its own labels (by construction),
+    so that item is info (the margin); the claim with a verdict on Table 1, "LLM labels overrate BM25", fails."""
+    from irrepro.papers.ci import analysis
+    from irrepro.papers.ci import claims as ci_claims
+
+    rng = np.random.default_rng(0)
+    nq, k = 8, 20
+    grades = np.concatenate([rng.choice(4, size=(nq, 10), p=[0.2, 0.2, 0.3, 0.3]),
+                             rng.choice(4, size=(nq, k - 10), p=[0.6, 0.3, 0.1, 0.0])], axis=1)
+    pairs = pd.DataFrame({"query_id": np.repeat([str(q) for q in range(nq)], k),
+                          "doc_id": [f"d{q}_{i}" for q in range(nq) for i in range(k)],
+                          "rank": np.tile(np.arange(1, k + 1), nq), "relevance": grades.ravel()})
+
+    def labels(g):
+        p = 0.9 * np.eye(4)[g] + 0.1 / 4
+        return pd.DataFrame({"query_id": pairs.query_id, "doc_id": pairs.doc_id,
+                             **{f"p_{j}": p[:, j] for j in range(4)}})
+
+    g = pairs.relevance.to_numpy()
+    long, results = analysis.table1_long(pairs, {"good": labels(np.clip(g + 1, 0, 3)),
+                                                 "inverted": labels(3 - g)}, "c", 10)
+    v = ci_claims.table1_values(long, results, "c")
+    for lab in ("good", "inverted"):
+        assert v[f"table1/c/{lab}/llm_ranker_tops_perfect_by_own_labels"]["value"] >= 0
+    assert v["table1/c/good/llm_labels_overrate_BM25"] is True
+    assert v["table1/c/inverted/llm_labels_overrate_BM25"] is False
+    rows = [r for r in _rows("ci", "table1/{collection}/{labeler}/llm_ranker_tops")]
+    assert [r["kind"] for r in rows] == ["info"]
