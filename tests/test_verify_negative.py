@@ -151,3 +151,27 @@ def test_ci_inverted_labels_pass_tops_perfect_so_it_is_info_and_fail_overrate_bm
     assert v["table1/c/inverted/llm_labels_overrate_BM25"] is False
     rows = [r for r in _rows("ci", "table1/{collection}/{labeler}/llm_ranker_tops")]
     assert [r["kind"] for r in rows] == ["info"]
+
+
+@pytest.mark.parametrize("wrong", [None, "linear gain", "natural-log discount", "cutoff 20"])
+def test_ci_table1_dcg_against_ir_measures_fails_for_a_wrong_gain_discount_or_cutoff(monkeypatch, wrong):
+    from irrepro.papers.ci import analysis, ranking
+    from irrepro.papers.ci import claims as ci_claims
+
+    rng = np.random.default_rng(1)
+    nq, k = 12, 30
+    pairs = pd.DataFrame({"query_id": np.repeat([str(q) for q in range(nq)], k),
+                          "doc_id": [f"d{q}_{i}" for q in range(nq) for i in range(k)],
+                          "rank": np.tile(np.arange(1, k + 1), nq), "relevance": rng.integers(-1, 4, nq * k)})
+    lab = pd.DataFrame({"query_id": pairs.query_id, "doc_id": pairs.doc_id, **{f"p_{j}": 0.25 for j in range(4)}})
+    if wrong == "linear gain":
+        monkeypatch.setattr(ranking, "exp_gain", lambda g: np.asarray(g, float))
+    elif wrong == "natural-log discount":
+        monkeypatch.setattr(ranking, "dcg_weights", lambda n: 1 / np.log(np.arange(2, n + 2)))
+    long, results = analysis.table1_long(pairs.assign(relevance=pairs.relevance.clip(lower=0)), {"x": lab}, "c",
+                                         20 if wrong == "cutoff 20" else 10)
+    v = ci_claims.table1_values(long, results, "c", analysis.table1_dcg_ir_measures(pairs, 10))
+    tol = {r["item"]: r["tolerance"] for r in _rows("ci", "table1/{collection}/human/")}
+    for r in ("BM25", "Perfect"):
+        diff = abs(v[f"table1/c/human/{r}_minus_ir_measures"]["value"])
+        assert (diff <= tol[f"table1/{{collection}}/human/{r}_minus_ir_measures"]) is (wrong is None), (r, diff)

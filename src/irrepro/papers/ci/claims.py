@@ -16,12 +16,13 @@ ZETA_TREND_MAX = 0.8  # the ζ-trend claims use ζ ≤ this: at ζ = 1 the label
 ZETA_MID = 0.5  # "PPI leverages the better labels": PPI narrower than the bootstrap at the largest grid ζ ≤ this
 
 
-def table1_values(long: pd.DataFrame, results: dict, collection: str) -> dict:
+def table1_values(long: pd.DataFrame, results: dict, collection: str, independent: dict | None = None) -> dict:
     """Table 1's numbers and claims: per labeler the LLM-label cells, the LLM ranker's human DCG, "LLM labels
     overrate BM25" and "the LLM ranker tops Perfect by its own labels"; the human rows (taken from the first
     labeler: they do not depend on it) and "Random < BM25 < Perfect by human labels". "The LLM ranker tops Perfect
     by its own labels" holds by construction, so its item is the margin (own − Perfect), reported without a
-    verdict."""
+    verdict. ``independent``: ``{ranker: (DCG@k, tolerance)}`` of
+    :func:`~irrepro.papers.ci.analysis.table1_dcg_ir_measures`; each gives ``human/<ranker>_minus_ir_measures``."""
     c = collection
     values = {}
     for labeler, t in results.items():
@@ -39,6 +40,10 @@ def table1_values(long: pd.DataFrame, results: dict, collection: str) -> dict:
     first = long[long.labeler == next(iter(results))].set_index("ranker")
     for r in ("Random", "BM25", "Perfect"):
         values[f"table1/{c}/human/{r}"] = float(first.loc[r, "human"])
+    for r, (dcg, tol) in (independent or {}).items():
+        ours = float(first.loc[r, "human"])
+        values[f"table1/{c}/human/{r}_minus_ir_measures"] = {
+            "value": ours - dcg, "note": f"ours {ours:.5f}, ir_measures {dcg:.5f} (its precision: +-{tol:.1e})"}
     values[f"table1/{c}/human_order_Random<BM25<Perfect"] = bool(
         first.loc["Random", "human"] < first.loc["BM25", "human"] < first.loc["Perfect", "human"])
     return values
