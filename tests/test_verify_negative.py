@@ -175,3 +175,21 @@ def test_ci_table1_dcg_against_ir_measures_fails_for_a_wrong_gain_discount_or_cu
     for r in ("BM25", "Perfect"):
         diff = abs(v[f"table1/c/human/{r}_minus_ir_measures"]["value"])
         assert (diff <= tol[f"table1/{{collection}}/human/{r}_minus_ir_measures"]) is (wrong is None), (r, diff)
+
+
+def test_ci_table1_dcg_check_without_an_ir_measures_provider_is_a_row_with_a_note(monkeypatch):
+    import ir_measures
+
+    from irrepro.papers.ci import analysis
+    from irrepro.papers.ci import claims as ci_claims
+
+    def none(*a, **kw):
+        raise ValueError("Unsupported measures")
+
+    monkeypatch.setattr(ir_measures, "iter_calc", none)
+    pairs = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": list("abc"), "rank": [1, 2, 3], "relevance": [0, 2, 1]})
+    lab = pd.DataFrame({"query_id": pairs.query_id, "doc_id": pairs.doc_id, **{f"p_{j}": 0.25 for j in range(4)}})
+    long, results = analysis.table1_long(pairs, {"x": lab}, "c", 10)
+    v = ci_claims.table1_values(long, results, "c", analysis.table1_dcg_ir_measures(pairs, 10))
+    cell = v["table1/c/human/BM25_minus_ir_measures"]
+    assert cell["value"] is None and "Unsupported measures" in cell["note"]

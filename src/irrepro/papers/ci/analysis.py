@@ -168,7 +168,8 @@ def table1_dcg_ir_measures(pairs: pd.DataFrame, k: int = 10) -> dict:
     discount ``1/log2(rank + 1)``. Each query's qrels get ``k`` extra documents, absent from the runs, at a grade
     ``M`` no real grade exceeds (:data:`IDEAL_GRADE`, or the largest grade if higher), so the ideal DCG is the constant ``IDCG = (2^M − 1) Σ_{i≤k} 1/log2(i + 1)`` and
     ``DCG@k = nDCG@k · IDCG``. The provider prints nDCG to 5 decimals, so the tolerance is half a unit of that
-    times IDCG. BM25 is the pairs' rank order; Perfect sorts by human grade (ties: rank), as :func:`table1`."""
+    times IDCG. BM25 is the pairs' rank order; Perfect sorts by human grade (ties: rank), as :func:`table1`. Where
+    ir_measures has no provider for it, a ranker's entry is ``(None, why)``."""
     import ir_measures
 
     p = pairs.copy()
@@ -184,6 +185,10 @@ def table1_dcg_ir_measures(pairs: pd.DataFrame, k: int = 10) -> dict:
     out = {}
     for name, score in (("BM25", -rank), ("Perfect", p["relevance"].to_numpy(float) * 1e6 - rank)):
         run = pd.DataFrame({"query_id": p["query_id"].astype(str), "doc_id": p["doc_id"], "score": score})
-        per_q = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+        try:
+            per_q = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+        except (ValueError, RuntimeError, OSError) as e:     # no provider of exp-log2 nDCG in this environment
+            out[name] = (None, f"ir_measures could not compute {measure}: {e}")
+            continue
         out[name] = (float(np.mean([per_q.get(q, 0.0) for q in qids])) * idcg, 0.5e-5 * idcg)
     return out

@@ -42,8 +42,9 @@ def table1_values(long: pd.DataFrame, results: dict, collection: str, independen
         values[f"table1/{c}/human/{r}"] = float(first.loc[r, "human"])
     for r, (dcg, tol) in (independent or {}).items():
         ours = float(first.loc[r, "human"])
-        values[f"table1/{c}/human/{r}_minus_ir_measures"] = {
-            "value": ours - dcg, "note": f"ours {ours:.5f}, ir_measures {dcg:.5f} (its precision: +-{tol:.1e})"}
+        values[f"table1/{c}/human/{r}_minus_ir_measures"] = (
+            {"value": None, "note": tol} if dcg is None else
+            {"value": ours - dcg, "note": f"ours {ours:.5f}, ir_measures {dcg:.5f} (its precision: +-{tol:.1e})"})
     values[f"table1/{c}/human_order_Random<BM25<Perfect"] = bool(
         first.loc["Random", "human"] < first.loc["BM25", "human"] < first.loc["Perfect", "human"])
     return values
