@@ -130,6 +130,30 @@ def test_zeta_claims_below_one_fail_for_inverted_labels():
     assert inverted[p + "ppi_beats_bootstrap_at_mid_zeta"]["value"] is True
 
 
+@pytest.mark.parametrize("widen", ["x10", "infinite"])
+def test_a_too_wide_ppi_fails_the_ppi_width_claims(monkeypatch, widen):
+    """PPI's width claims pass with the real PPI and fail when PPI's interval is ten times too wide or (-inf, inf):
+    Fig 3's "PPI beats the bootstrap with oracle labels" and Fig 2's "PPI narrows with n"."""
+    from irrepro.papers.ci import experiment
+    from irrepro.papers.ci.ppi import PPIInterval, ppi_mean_ci
+
+    U, d, true = synth(60, seed=5, bias=0.0, noise=0.5, sharp=3.0)
+    p3, p2 = "fig3/c/l/ppi_beats_bootstrap_with_oracle", "fig2/c/l/ppi_narrows_with_n"
+    assert _fig3_values(U, d, true, d)[p3]["value"] is True
+    U2, d2, _ = synth(43, seed=1)
+    assert _fig2_values(U2, d2, 0.05)[p2]["value"] is True
+
+    def wide(*a, **kw):
+        r = ppi_mean_ci(*a, **kw)
+        half = 10 * (r.high - r.estimate) if widen == "x10" else np.full_like(r.estimate, np.inf)
+        return PPIInterval(r.estimate, r.estimate - half, r.estimate + half, r.se)
+
+    monkeypatch.setattr(experiment, "ppi_mean_ci", wide)
+    assert _fig3_values(U, d, true, d)[p3]["value"] is False
+    if widen == "infinite":                                            # a constant factor keeps the trend over n
+        assert _fig2_values(U2, d2, 0.05)[p2]["value"] is False
+
+
 # ---------------------------------------------------------------------------------------------------- label gain
 
 def test_label_gain_of_expected_grade_is_the_authors_formula():

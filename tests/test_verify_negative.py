@@ -169,3 +169,76 @@ def test_table9_web2012_difficulty_depends_on_the_tie_order(mirror):
     assert round(asc, 4) == -0.9236 and round(desc, 4) == -0.9142
     X11 = _urbano(mirror, "sigir2018-simulation/web2011_err20.csv")
     assert np.unique(X11.max(axis=0)).size == X11.shape[1]
+
+
+def test_ci_inverted_labels_pass_tops_perfect_so_it_is_info_and_fail_overrate_bm25():
+    """A labeler whose grades are inverted (3 - g) still ranks above Perfect by its own labels (by construction),
+    so that item is info (the margin); the claim with a verdict on Table 1, "LLM labels overrate BM25", fails."""
+    from irrepro.papers.ci import analysis
+    from irrepro.papers.ci import claims as ci_claims
+
+    rng = np.random.default_rng(0)
+    nq, k = 8, 20
+    grades = np.concatenate([rng.choice(4, size=(nq, 10), p=[0.2, 0.2, 0.3, 0.3]),
+                             rng.choice(4, size=(nq, k - 10), p=[0.6, 0.3, 0.1, 0.0])], axis=1)
+    pairs = pd.DataFrame({"query_id": np.repeat([str(q) for q in range(nq)], k),
+                          "doc_id": [f"d{q}_{i}" for q in range(nq) for i in range(k)],
+                          "rank": np.tile(np.arange(1, k + 1), nq), "relevance": grades.ravel()})
+
+    def labels(g):
+        p = 0.9 * np.eye(4)[g] + 0.1 / 4
+        return pd.DataFrame({"query_id": pairs.query_id, "doc_id": pairs.doc_id,
+                             **{f"p_{j}": p[:, j] for j in range(4)}})
+
+    g = pairs.relevance.to_numpy()
+    long, results = analysis.table1_long(pairs, {"good": labels(np.clip(g + 1, 0, 3)),
+                                                 "inverted": labels(3 - g)}, "c", 10)
+    v = ci_claims.table1_values(long, results, "c")
+    for lab in ("good", "inverted"):
+        assert v[f"table1/c/{lab}/llm_ranker_tops_perfect_by_own_labels"]["value"] >= 0
+    assert v["table1/c/good/llm_labels_overrate_BM25"] is True
+    assert v["table1/c/inverted/llm_labels_overrate_BM25"] is False
+    rows = [r for r in _rows("ci", "table1/{collection}/{labeler}/llm_ranker_tops")]
+    assert [r["kind"] for r in rows] == ["info"]
+
+
+@pytest.mark.parametrize("wrong", [None, "linear gain", "natural-log discount", "cutoff 20"])
+def test_ci_table1_dcg_against_ir_measures_fails_for_a_wrong_gain_discount_or_cutoff(monkeypatch, wrong):
+    from irrepro.papers.ci import analysis, ranking
+    from irrepro.papers.ci import claims as ci_claims
+
+    rng = np.random.default_rng(1)
+    nq, k = 12, 30
+    pairs = pd.DataFrame({"query_id": np.repeat([str(q) for q in range(nq)], k),
+                          "doc_id": [f"d{q}_{i}" for q in range(nq) for i in range(k)],
+                          "rank": np.tile(np.arange(1, k + 1), nq), "relevance": rng.integers(-1, 4, nq * k)})
+    lab = pd.DataFrame({"query_id": pairs.query_id, "doc_id": pairs.doc_id, **{f"p_{j}": 0.25 for j in range(4)}})
+    if wrong == "linear gain":
+        monkeypatch.setattr(ranking, "exp_gain", lambda g: np.asarray(g, float))
+    elif wrong == "natural-log discount":
+        monkeypatch.setattr(ranking, "dcg_weights", lambda n: 1 / np.log(np.arange(2, n + 2)))
+    long, results = analysis.table1_long(pairs.assign(relevance=pairs.relevance.clip(lower=0)), {"x": lab}, "c",
+                                         20 if wrong == "cutoff 20" else 10)
+    v = ci_claims.table1_values(long, results, "c", analysis.table1_dcg_ir_measures(pairs, 10))
+    tol = {r["item"]: r["tolerance"] for r in _rows("ci", "table1/{collection}/human/")}
+    for r in ("BM25", "Perfect"):
+        diff = abs(v[f"table1/c/human/{r}_minus_ir_measures"]["value"])
+        assert (diff <= tol[f"table1/{{collection}}/human/{r}_minus_ir_measures"]) is (wrong is None), (r, diff)
+
+
+def test_ci_table1_dcg_check_without_an_ir_measures_provider_is_a_row_with_a_note(monkeypatch):
+    import ir_measures
+
+    from irrepro.papers.ci import analysis
+    from irrepro.papers.ci import claims as ci_claims
+
+    def none(*a, **kw):
+        raise ValueError("Unsupported measures")
+
+    monkeypatch.setattr(ir_measures, "iter_calc", none)
+    pairs = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": list("abc"), "rank": [1, 2, 3], "relevance": [0, 2, 1]})
+    lab = pd.DataFrame({"query_id": pairs.query_id, "doc_id": pairs.doc_id, **{f"p_{j}": 0.25 for j in range(4)}})
+    long, results = analysis.table1_long(pairs, {"x": lab}, "c", 10)
+    v = ci_claims.table1_values(long, results, "c", analysis.table1_dcg_ir_measures(pairs, 10))
+    cell = v["table1/c/human/BM25_minus_ir_measures"]
+    assert cell["value"] is None and "Unsupported measures" in cell["note"]

@@ -155,3 +155,40 @@ def fig4_per_query(qids, grades, dists, weights, u_true, *, zetas, seed, n_cal, 
         log.info("zeta %g: lambda_low %.4f lambda_high %.4f failed %s", z, calib.lam_low, calib.lam_high,
                  calib.failed)
     return pd.DataFrame(rows), len(cal)
+
+
+IDEAL_GRADE = 4   # the grade of the ideal documents: one IDCG, hence one tolerance, for grades 0..4 (Cranfield's)
+
+
+def table1_dcg_ir_measures(pairs: pd.DataFrame, k: int = 10) -> dict:
+    """Table 1's human-label DCG@k of the BM25 and Perfect rankers, computed independently with ir_measures:
+    ``{ranker: (mean DCG@k, tolerance)}``.
+
+    ir_measures has no raw DCG with gain ``2^r − 1``; its ``nDCG(dcg='exp-log2')@k`` has that gain and the
+    discount ``1/log2(rank + 1)``. Each query's qrels get ``k`` extra documents, absent from the runs, at a grade
+    ``M`` no real grade exceeds (:data:`IDEAL_GRADE`, or the largest grade if higher), so the ideal DCG is the constant ``IDCG = (2^M − 1) Σ_{i≤k} 1/log2(i + 1)`` and
+    ``DCG@k = nDCG@k · IDCG``. The provider prints nDCG to 5 decimals, so the tolerance is half a unit of that
+    times IDCG. BM25 is the pairs' rank order; Perfect sorts by human grade (ties: rank), as :func:`table1`. Where
+    ir_measures has no provider for it, a ranker's entry is ``(None, why)``."""
+    import ir_measures
+
+    p = pairs.copy()
+    p["relevance"] = p["relevance"].astype(int).clip(lower=0)
+    top = max(int(p["relevance"].max()), IDEAL_GRADE)
+    qids = p["query_id"].astype(str).unique()
+    ideal = pd.DataFrame({"query_id": np.repeat(qids, k), "doc_id": [f"__ideal_{i}" for _ in qids for i in range(k)],
+                          "relevance": top})
+    qrels = pd.concat([p[["query_id", "doc_id", "relevance"]].astype({"query_id": str}), ideal], ignore_index=True)
+    idcg = (2.0 ** top - 1) * float(np.sum(1 / np.log2(np.arange(2, k + 2))))
+    measure = ir_measures.parse_measure(f"nDCG(dcg='exp-log2')@{k}")
+    rank = p["rank"].to_numpy(float)
+    out = {}
+    for name, score in (("BM25", -rank), ("Perfect", p["relevance"].to_numpy(float) * 1e6 - rank)):
+        run = pd.DataFrame({"query_id": p["query_id"].astype(str), "doc_id": p["doc_id"], "score": score})
+        try:
+            per_q = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+        except (ValueError, RuntimeError, OSError) as e:     # no provider of exp-log2 nDCG in this environment
+            out[name] = (None, f"ir_measures could not compute {measure}: {e}")
+            continue
+        out[name] = (float(np.mean([per_q.get(q, 0.0) for q in qids])) * idcg, 0.5e-5 * idcg)
+    return out

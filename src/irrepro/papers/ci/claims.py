@@ -16,10 +16,13 @@ ZETA_TREND_MAX = 0.8  # the ζ-trend claims use ζ ≤ this: at ζ = 1 the label
 ZETA_MID = 0.5  # "PPI leverages the better labels": PPI narrower than the bootstrap at the largest grid ζ ≤ this
 
 
-def table1_values(long: pd.DataFrame, results: dict, collection: str) -> dict:
+def table1_values(long: pd.DataFrame, results: dict, collection: str, independent: dict | None = None) -> dict:
     """Table 1's numbers and claims: per labeler the LLM-label cells, the LLM ranker's human DCG, "LLM labels
     overrate BM25" and "the LLM ranker tops Perfect by its own labels"; the human rows (taken from the first
-    labeler: they do not depend on it) and "Random < BM25 < Perfect by human labels"."""
+    labeler: they do not depend on it) and "Random < BM25 < Perfect by human labels". "The LLM ranker tops Perfect
+    by its own labels" holds by construction, so its item is the margin (own − Perfect), reported without a
+    verdict. ``independent``: ``{ranker: (DCG@k, tolerance)}`` of
+    :func:`~irrepro.papers.ci.analysis.table1_dcg_ir_measures`; each gives ``human/<ranker>_minus_ir_measures``."""
     c = collection
     values = {}
     for labeler, t in results.items():
@@ -27,11 +30,21 @@ def table1_values(long: pd.DataFrame, results: dict, collection: str) -> dict:
             values[f"table1/{c}/{labeler}/llm/{ranker}"] = v["llm"]
         values[f"table1/{c}/{labeler}/human/LLM"] = t["LLM"]["human"]
         values[f"table1/{c}/{labeler}/llm_labels_overrate_BM25"] = bool(t["BM25"]["llm"] > t["BM25"]["human"])
-        values[f"table1/{c}/{labeler}/llm_ranker_tops_perfect_by_own_labels"] = bool(
-            t["LLM"]["llm"] > t["Perfect"]["llm"])
+        # ranking by the labeler's own expected gains maximises DCG by those labels, so this margin is >= 0 for
+        # any labels (inverted ones included): reported, no verdict
+        own, perfect = t["LLM"]["llm"], t["Perfect"]["llm"]
+        values[f"table1/{c}/{labeler}/llm_ranker_tops_perfect_by_own_labels"] = {
+            "value": float(own - perfect),
+            "note": f"margin: LLM ranker {own:.2f} - Perfect {perfect:.2f} by {labeler}'s labels (>= 0 by "
+                    "construction)"}
     first = long[long.labeler == next(iter(results))].set_index("ranker")
     for r in ("Random", "BM25", "Perfect"):
         values[f"table1/{c}/human/{r}"] = float(first.loc[r, "human"])
+    for r, (dcg, tol) in (independent or {}).items():
+        ours = float(first.loc[r, "human"])
+        values[f"table1/{c}/human/{r}_minus_ir_measures"] = (
+            {"value": None, "note": tol} if dcg is None else
+            {"value": ours - dcg, "note": f"ours {ours:.5f}, ir_measures {dcg:.5f} (its precision: +-{tol:.1e})"})
     values[f"table1/{c}/human_order_Random<BM25<Perfect"] = bool(
         first.loc["Random", "human"] < first.loc["BM25", "human"] < first.loc["Perfect", "human"])
     return values
@@ -50,7 +63,8 @@ def mid_n(ns, n_val) -> int:
 def fig2_claims(summary: pd.DataFrame, collection: str, labeler: str, ns, alpha: float, n_val=None) -> dict:
     """Fig 2 (RQ1): PPI and CRC reach 1 − α coverage (their 95% Wilson interval over the repetitions includes
     1 − α) at :func:`mid_n` and, for information, at the largest n; the bootstrap under-covers at the smallest n;
-    CRC is narrower than the bootstrap at the largest n. ``summary``: :func:`summarise` by ``n``; ``n_val`` the
+    CRC is narrower than the bootstrap at the largest n; PPI's width falls from the smallest to the largest n (an
+    infinite or NaN width fails it). ``summary``: :func:`summarise` by ``n``; ``n_val`` the
     validation half's size (default: the largest n)."""
     def at(method, n):
         return summary[(summary.method == method) & (summary.n == n)].iloc[0]
@@ -71,6 +85,9 @@ def fig2_claims(summary: pd.DataFrame, collection: str, labeler: str, ns, alpha:
         f"{p}/crc_covers_at_max_n": {"value": bool(at("crc", hi).coverage_hi >= target), "note": cov("crc", hi)},
         f"{p}/bootstrap_undercovers_at_min_n": {"value": bool(at("bootstrap", lo).coverage < target),
                                                "note": cov("bootstrap", lo)},
+        f"{p}/ppi_narrows_with_n": {
+            "value": bool(at("ppi", hi).width < at("ppi", lo).width),
+            "note": f"PPI mean width {at('ppi', lo).width:.2f} at n={lo}, {at('ppi', hi).width:.2f} at n={hi}"},
         f"{p}/crc_narrower_than_bootstrap_at_max_n": {
             "value": bool(at("crc", hi).width < at("bootstrap", hi).width),
             "note": f"mean width at n={hi}: CRC {at('crc', hi).width:.2f}, bootstrap {at('bootstrap', hi).width:.2f}, "
@@ -97,6 +114,9 @@ def fig3_claims(beta_summary: pd.DataFrame, zeta_summary: pd.DataFrame, collecti
       (Fig 3 top: at β > 0.5 both methods do worse than the bootstrap);
     * ``crc_narrows_over_zeta_le_0.8``: CRC's width does not grow from one grid ζ to the next up to 0.8 and falls
       overall (inverted labels pass it too: mixing them with the truth improves them as well);
+    * ``ppi_beats_bootstrap_with_oracle``: PPI's width is below the bootstrap's at the largest ζ ("the PPI method
+      is able to leverage the stronger LLM labels and is able to significantly outperform the empirical bootstrap
+      method", Sec. 8.3): any labels pass it, but a PPI interval ten times too wide, or infinite, fails it;
     * ``ppi_beats_bootstrap_at_mid_zeta``: PPI's width is below the bootstrap's at the largest grid ζ ≤
       :data:`ZETA_MID` ("PPI is able to leverage the stronger LLM labels") — reported only: with n = N/2 labelled
       queries PPI's floor (prediction variance over n + N_test queries) is below the bootstrap's, so inverted
@@ -139,6 +159,10 @@ def fig3_claims(beta_summary: pd.DataFrame, zeta_summary: pd.DataFrame, collecti
             "value": bool(w(zs, "zeta", "crc", z1) < VANISH * w(zs, "zeta", "crc", z0)),
             "note": f"CRC width {w(zs, 'zeta', 'crc', z0):.2f} at zeta={z0:g}, {w(zs, 'zeta', 'crc', z1):.3f} at "
                     f"zeta={z1:g}"},
+        f"{p}/ppi_beats_bootstrap_with_oracle": {
+            "value": bool(w(zs, "zeta", "ppi", z1) < w(zs, "zeta", "bootstrap", z1)),
+            "note": f"mean width at zeta={z1:g}: PPI {w(zs, 'zeta', 'ppi', z1):.2f}, bootstrap "
+                    f"{w(zs, 'zeta', 'bootstrap', z1):.2f}"},
         f"{p}/ppi_narrows_with_oracle": {
             "value": bool(w(zs, "zeta", "ppi", z1) < w(zs, "zeta", "ppi", z0)),
             "note": f"PPI width {w(zs, 'zeta', 'ppi', z0):.2f} at zeta={z0:g}, {w(zs, 'zeta', 'ppi', z1):.2f} at "

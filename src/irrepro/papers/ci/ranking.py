@@ -6,13 +6,15 @@ The pieces between the label stage and the confidence intervals (``irrepro.paper
   query's judged documents ("each approach ranks the top-100 results retrieved by BM25"), cut at ``depth``, with
   the human grade of every pair (unjudged = 0, negative grades = 0);
 * :func:`label_matrix` — the label distributions of those pairs as a ``(queries, depth, G)`` array with a mask;
-* :func:`table1` — DCG@k of the Random, BM25 (the run's order), LLM (by the labeler's expected gain) and Perfect
+* :func:`table1` — DCG@k of the Random, BM25 (the run's order), LLM (by the labeler's predicted gain) and Perfect
   (by the human grade) rankers of each query's candidates, measured with human labels (Eq. 1) and with the
-  labeler's predicted relevance (Eq. 6, gain 2^r - 1).
+  labeler's predicted gain (Eq. 6).
 
-Conventions (the paper's Sec. 7): DCG@k with gain ``2^r - 1`` and discount ``1/log2(rank + 1)``; "predicted"
-relevance of a pair is the expected gain under the labeler's distribution, ``sum_r P(r|d,q) (2^r - 1)`` (Eq. 5 on
-transformed labels). Ties in a re-ranking are broken by the original rank, so every table is deterministic.
+Conventions (the paper's Sec. 7): DCG@k with gain ``2^r - 1`` and discount ``1/log2(rank + 1)``. The predicted
+gain of a pair is set by ``label_gain`` (:data:`irrepro.papers.ci.metric.LABEL_GAINS`): by default
+``2^{E_P[r]} - 1``, the gain of the expected grade, as the authors' code computes it; ``"expected_gain"`` gives the
+text's Eq. 5, the expected gain ``sum_r P(r|d,q) (2^r - 1)``. Ties in a re-ranking are broken by the original
+rank, so every table is deterministic.
 """
 from __future__ import annotations
 
@@ -149,9 +151,9 @@ def table1(grades: np.ndarray, dists: np.ndarray, mask: np.ndarray, k: int = 10,
 
     Rankers: ``Random`` (the expected DCG@k of a uniformly random order of the candidates: each of the first k
     ranks holds the mean gain of the candidates — exact, no sampling), ``BM25`` (the candidates' given order),
-    ``LLM`` (descending expected gain under ``dists``), ``Perfect`` (descending human grade). Returns
+    ``LLM`` (descending predicted gain under ``dists``, per ``label_gain``), ``Perfect`` (descending human grade). Returns
     ``{ranker: {"human": value, "llm": value}}``; "human" uses gains ``2^grade - 1``, "llm" the predicted gain
-    (``label_gain``: ``E_P[2^r − 1]``, the text, or ``2^{E_P[r]} − 1``, the authors' code).
+    (``label_gain``: ``2^{E_P[r]} − 1``, the authors' code and the default, or ``E_P[2^r − 1]``, the text).
     """
     human = np.where(mask, exp_gain(grades), 0.0)
     pred = _pred_gain(dists, mask, label_gain)
