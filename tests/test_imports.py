@@ -53,3 +53,78 @@ def test_workflow_scripts_import_what_exists():
                             f"{node.module}.{alias.name}") is None:
                         bad.append(f"{path.name}:{node.lineno} {node.module}.{alias.name}")
     assert not bad, bad
+
+
+def test_run_file_names_strip_only_known_extensions(tmp_path):
+    """Dots inside a run's name stay: three BM25 settings are three systems, TREC's input.<tag>.gz is <tag>."""
+    from irrepro.core.trec import run_name, run_systems
+
+    names = ["bm25_k1-0.9_b-0.5.run", "bm25_k1-0.9_b-0.15.run", "bm25_k1-0.9_b-0.25.run"]
+    assert [s for s, _ in run_systems([tmp_path / n for n in names])] == [n[:-4] for n in names]
+    assert run_name("/d/input.uogTrA44xu.gz") == "uogTrA44xu"
+    assert run_name("ql.res.txt") == "ql.res" and run_name("x.run.gz") == "x" and run_name("plain") == "plain"
+
+
+def test_run_files_that_give_one_system_are_an_error_naming_both(tmp_path):
+    from irrepro.core.trec import run_systems
+    from irrepro.errors import InputError
+
+    with pytest.raises(InputError, match=r"run files .*bm25\.run and .*bm25\.run\.gz both give system 'bm25'"):
+        run_systems([tmp_path / "bm25.run", tmp_path / "bm25.run.gz"])
+
+
+@pytest.mark.parametrize("bad", ["<script>alert(2)<", "a b.run", "runé.txt"])
+def test_a_run_file_that_cannot_name_a_system_is_refused_naming_it(tmp_path, bad):
+    from irrepro.core.trec import run_name
+    from irrepro.errors import InputError
+
+    with pytest.raises(InputError, match="cannot name a system") as e:
+        run_name(tmp_path / bad)
+    assert bad in str(e.value)
+
+
+@pytest.mark.parametrize("name,ok", [("nDCG@0", False), ("P@-1", False), ("DCG@0", False), ("RBP(p=0.8)", False),
+                                     ("nonsense", False), ("Judged@10", True), ("R@100", True), ("DCG@10", True),
+                                     ("AP", True), ("nDCG@10", True)])
+def test_measures_are_checked_naming_the_key(name, ok):
+    """A measure must be computable here: parsed by ir_measures with a cutoff >= 1 and supported by an installed
+    provider (RBP has none installed), or irrepro's own DCG@k."""
+    from irrepro.core.evaluation import check_measure
+    from irrepro.errors import InputError
+
+    if ok:
+        check_measure(name, "measures[0]")
+    else:
+        with pytest.raises(InputError, match=r"config key measures\[0\]"):
+            check_measure(name, "measures[0]")
+
+
+def test_an_accepted_measure_is_computed():
+    """What the check accepts, the evaluation computes (Judged@10 and R@100 on a tiny run)."""
+    import pandas as pd
+
+    from irrepro.core.evaluation import evaluate_run
+
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+    got = evaluate_run(run, qrels, ["Judged@10", "R@100"]).set_index("measure")["value"]
+    assert got["Judged@10"] == 0.5 and got["R@100"] == 0.5
+
+
+def test_adding_a_measure_reruns_no_matrix_or_trec_eval_import(dag, tmp_path):
+    """The global ``measures`` is a param only of the rules that compute measures: adding R@100 schedules the
+    collections' evaluation again but no matrix or trec_eval import (their scores do not depend on it)."""
+    import re
+
+    import yaml
+
+    from conftest import TEST_CONFIG, snakemake
+
+    cfg = yaml.safe_load(TEST_CONFIG.read_text())
+    cfg["measures"] = list(cfg["measures"]) + ["R@100"]
+    p = tmp_path / "more_measures.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    out = snakemake(dag, "-n", "--cores", "1", config=p).stdout
+    rules = set(re.findall(r"^(?:local)?rule (\S+):", out, flags=re.M))
+    assert "evaluate" in rules, rules            # the change is seen where the measures are computed
+    assert "import_scores" not in rules, rules

@@ -24,13 +24,13 @@ def _scores(a) -> int:
 
     from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_runs
     from irrepro.core.scores import write_scores
-    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_name
+    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_systems
 
     name = a.collection
     if a.runs:
         if not a.qrels:
             raise InputError("--runs needs --qrels")
-        runs = [(run_name(p), p) for p in run_files(a.runs)]
+        runs = run_systems(run_files(a.runs))
         df = evaluate_runs(runs, read_qrels(a.qrels), a.measures or DEFAULT_MEASURES, name, qrels_path=a.qrels,
                            log=_StderrLog())
     elif a.trec_eval:

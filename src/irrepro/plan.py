@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ARTIFACTS
-from irrepro.core.trec import run_files
+from irrepro.core.trec import run_files, run_systems
 from irrepro.retrieval.pisa import population
 
 #: the paper modules in the order they are resolved and included (a later one may read an earlier one's plan)
@@ -36,16 +36,11 @@ def _check_source(key, spec):
 
 
 def _check_measure(key: str, name: str) -> None:
-    """A measure we can compute: DCG@k (ours) or any name ir_measures parses."""
-    if name.startswith("DCG@") and name[4:].isdigit():
-        return
-    import ir_measures
+    """A measure this installation computes (:func:`irrepro.core.evaluation.check_measure`), else ``InputError``
+    naming ``key``."""
+    from irrepro.core.evaluation import check_measure
 
-    try:
-        ir_measures.parse_measure(name)
-    except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as e:
-        raise InputError(f"config key {key}: {name!r} is not a measure ir_measures knows ({e.__class__.__name__}); "
-                         f"e.g. AP, nDCG@10, P@10, ERR@20, RR, DCG@10") from None
+    check_measure(name, key)
 
 
 def check_config(config: dict) -> None:
@@ -58,6 +53,8 @@ def check_config(config: dict) -> None:
             raise InputError(f"config key collections.{cid}.docs_artifact: unknown artifact {spec['docs_artifact']!r}")
     if config.get("collections") and not population(config.get("population", {})):
         raise InputError("config key population: the grid is empty; give at least one model (bm25, dph, pl2, qld)")
+    for i, m in enumerate(config.get("measures") or []):
+        _check_measure(f"measures[{i}]", m)
     both = set(config.get("collections", {})) & set(config.get("imports", {}))
     if both:
         raise InputError(f"config keys collections and imports both define {sorted(both)}; ids must be unique")
@@ -84,6 +81,10 @@ def check_config(config: dict) -> None:
                 raise InputError(f"config key {key}.runs: directory {spec['runs']!r} not found")
             if not run_files(spec["runs"]):
                 raise InputError(f"config key {key}.runs: directory {spec['runs']!r} holds no run files")
+            try:
+                run_systems(run_files(spec["runs"]))
+            except InputError as e:
+                raise InputError(f"config key {key}.runs: {e}") from None
             if not os.path.isfile(spec["qrels"]):
                 raise InputError(f"config key {key}.qrels: file {spec['qrels']!r} not found")
 

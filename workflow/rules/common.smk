@@ -80,6 +80,12 @@ def docs_inputs(collection):
     return [artifact(a)] if a else []
 
 
+def import_measures(name):
+    """The global ``measures`` where an import computes them (a runs import without its own list), else None."""
+    spec = config["imports"][name]
+    return config["measures"] if spec["type"] == "runs" and not spec.get("measures") else None
+
+
 def import_inputs(name):
     """Files an import reads: declared artifacts are fetched (and md5-checked) first, local paths used as they are."""
     spec = config["imports"][name]

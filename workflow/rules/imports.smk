@@ -21,7 +21,9 @@ rule import_scores:
         runtime=30,
     params:
         spec=lambda wc: json.dumps(config["imports"][wc.collection], sort_keys=True),  # canonical: key order is no change
-        measures=config["measures"],
+        # the global measures reach only a runs import without its own list: adding a measure reruns no matrix
+        # or trec_eval import
+        measures=lambda wc: import_measures(wc.collection),
         res=RES,
     script:
         "../scripts/import_scores.py"

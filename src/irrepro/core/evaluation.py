@@ -37,6 +37,33 @@ def _parse_custom(name):
     return None
 
 
+def check_measure(name, key: str) -> None:
+    """Raise ``InputError`` naming the config ``key`` unless ``name`` is a measure this installation computes:
+    irrepro's own ``DCG@k`` (k ≥ 1), or a name ir_measures parses, with any cutoff ≥ 1, that an installed
+    ir_measures provider supports (pytrec_eval, gdeval, judged, pyndeval, ...)."""
+    import ir_measures
+
+    if not isinstance(name, str) or not name:
+        raise InputError(f"config key {key}: a measure name is a non-empty string, got {name!r}")
+    if name.startswith("DCG@"):
+        k = name[4:]
+        if not k.isdigit() or int(k) < 1:
+            raise InputError(f"config key {key}: {name!r}: DCG@k needs an integer cutoff k >= 1")
+        return
+    try:
+        m = ir_measures.parse_measure(name)
+    except Exception as e:  # noqa: BLE001 - ir_measures raises NameError, ValueError, AssertionError
+        raise InputError(f"config key {key}: ir_measures cannot parse measure {name!r} ({e})") from None
+    cutoff = m.params.get("cutoff")
+    if cutoff is not None and not (isinstance(cutoff, int) and cutoff >= 1):
+        raise InputError(f"config key {key}: {name!r}: the cutoff must be an integer >= 1, got {cutoff!r}")
+    providers = [p for p in ir_measures.DefaultPipeline.providers if p.supports(m)]
+    if not any(p.is_available() for p in providers):
+        have = ", ".join(p.NAME for p in providers) or "none"
+        raise InputError(f"config key {key}: no installed ir_measures provider computes {name!r} "
+                         f"(providers that support it: {have}, none installed)")
+
+
 def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASURES) -> pd.DataFrame:
     """Evaluate one run (``query_id, doc_id, score``) against qrels (``query_id, doc_id, relevance``).
 
@@ -117,7 +144,7 @@ def import_scores(name: str, spec: dict, res, measures, log=None) -> pd.DataFram
     """The score table of an import (config ``imports.<name>``): ``matrix`` (topics x systems CSVs, one per
     measure), ``trec_eval`` (``trec_eval -q`` output) or ``runs`` (a directory of run files + qrels). Declared
     artifacts are read from ``<res>/artifacts/``; ``measures`` is the default for a runs import without its own."""
-    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_name
+    from irrepro.core.trec import read_matrix_csv, read_qrels, read_trec_eval_q, run_files, run_systems
 
     def source(entry):
         return f"{res}/artifacts/{entry['artifact']}" if entry.get("artifact") else entry["path"]
@@ -128,7 +155,7 @@ def import_scores(name: str, spec: dict, res, measures, log=None) -> pd.DataFram
     if spec["type"] == "trec_eval":
         return read_trec_eval_q(source(spec), collection=name, measures=spec.get("measures"))
     if spec["type"] == "runs":
-        runs = [(run_name(p), p) for p in run_files(spec["runs"])]
+        runs = run_systems(run_files(spec["runs"]))
         return evaluate_runs(runs, read_qrels(spec["qrels"]), spec.get("measures") or measures, name,
                              qrels_path=spec["qrels"], topics=spec.get("topics", "strict"), log=log)
     raise ValueError(f"config key imports.{name}.type: unknown type {spec['type']!r}")

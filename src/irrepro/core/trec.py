@@ -10,6 +10,7 @@ import gzip
 import io
 import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -264,6 +265,40 @@ def run_files(directory) -> list[Path]:
     return sorted(p for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
 
 
+#: file-name endings stripped from a run file's name, in this order: a compression, then a run-file extension
+RUN_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
+RUN_EXTENSIONS = (".run", ".trec", ".txt", ".res", ".tsv", ".out")
+SYSTEM_NAME = re.compile(r"[A-Za-z0-9._+-]+")   # the workflow's `system` wildcard
+
+
 def run_name(path) -> str:
-    """A run's system name from its file name: the part before the first '.' (``input.ql.gz`` -> ``input``)."""
-    return Path(path).name.split(".")[0]
+    """A run's system name from its file name: the name without one compression suffix (``.gz``, ``.bz2``, ``.xz``,
+    ``.zst``) and then one run-file extension (``.run``, ``.trec``, ``.txt``, ``.res``, ``.tsv``, ``.out``), and
+    without TREC's ``input.`` prefix (``input.uogTrA44xu.gz`` -> ``uogTrA44xu``; ``bm25_k1-0.9_b-0.5.run`` ->
+    ``bm25_k1-0.9_b-0.5``). A name that cannot be a system name (letters, digits and ``._+-`` only) is an
+    ``InputError`` naming the file."""
+    name = Path(path).name
+    for suffixes in (RUN_COMPRESSIONS, RUN_EXTENSIONS):
+        for suf in suffixes:
+            if name.lower().endswith(suf) and len(name) > len(suf):
+                name = name[:-len(suf)]
+                break
+    if name.startswith("input.") and len(name) > len("input."):
+        name = name[len("input."):]
+    if not SYSTEM_NAME.fullmatch(name):
+        raise InputError(f"cannot name a system {name!r}: a run file's name (without its extension) may hold only "
+                         "letters, digits and . _ + -; rename the file", path=path)
+    return name
+
+
+def run_systems(paths) -> list[tuple[str, Path]]:
+    """``(system name, path)`` of run files (:func:`run_name`); two files that would give one system are an
+    ``InputError`` naming both."""
+    seen, out = {}, []
+    for p in paths:
+        name = run_name(p)
+        if name in seen:
+            raise InputError(f"run files {seen[name]} and {p} both give system {name!r}: rename one", path=p)
+        seen[name] = p
+        out.append((name, Path(p)))
+    return out
