@@ -37,7 +37,7 @@ Output format (the project's canonical labels table, minus ``collection`` which 
 """
 from __future__ import annotations
 
-from irrepro.labels.base import Labeler, MissingPackageError, expected_grade, label_columns, softmax
+from irrepro.labels.base import Labeler, LabelerError, MissingPackageError, expected_grade, label_columns, softmax
 from irrepro.labels.cache import LabelCache
 from irrepro.labels.factory import make_labeler
 from irrepro.labels.file import FileLabeler
@@ -49,7 +49,7 @@ from irrepro.labels.run import PAIR_COLUMNS, label_pairs
 from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_gguf_path, smollm2_labeler
 
 __all__ = [
-    "Labeler", "HFLabeler", "OpenAILabeler", "FileLabeler", "HashLabeler", "MissingPackageError",
+    "Labeler", "HFLabeler", "OpenAILabeler", "FileLabeler", "HashLabeler", "MissingPackageError", "LabelerError",
     "smollm2_labeler", "smollm2_gguf_path", "make_labeler", "label_pairs", "LabelCache", "softmax",
     "label_columns", "expected_grade", "PROMPTS", "Prompt", "get_prompt", "PAIR_COLUMNS", "SMOLLM2_GGUF",
 ]

@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from irrepro.errors import InputError
-from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, softmax
+from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, check_log_scores, softmax
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
 from irrepro.labels.prompts import Prompt, get_prompt
 
@@ -184,7 +184,10 @@ class HFLabeler(Labeler):
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
         prompt = get_prompt(prompt)
         n = _check_lengths(queries, docs)
-        return softmax(self.log_scores(prompt, queries, docs)) if n else np.zeros((0, prompt.n_grades))
+        if not n:
+            return np.zeros((0, prompt.n_grades))
+        return softmax(check_log_scores(self.name, self.log_scores(prompt, queries, docs), query_ids or queries,
+                                        doc_ids or [d[:40] for d in docs]))
 
     def log_scores(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
         """log P(s_r | prompt(q, d)) for every pair and grade: an array (n, G) (before the softmax)."""
