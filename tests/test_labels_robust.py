@@ -122,3 +122,133 @@ def test_file_labeler_refuses_non_finite_grades(tmp_path, grade):
     f.write_text(f"1 0 d1 {grade}\n")
     with pytest.raises(InputError, match=r"l\.qrels:1: "):
         L.FileLabeler(f)
+
+
+# ------------------------------------------------------------------------------------------------ the label cache
+class Counting(L.HashLabeler):
+    """The hash labeler, counting the pairs it is asked to label."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.scored = []
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        self.scored += list(zip(query_ids, doc_ids))
+        return super().score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
+
+
+def _tsv(df):
+    return df.to_csv(sep="\t", index=False, float_format="%.17g").encode()
+
+
+N = 3000
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    """A cache of N hash labels and the labels table a clean run writes."""
+    path = tmp_path_factory.mktemp("cache") / "labels.sqlite"
+    out = L.label_pairs(L.HashLabeler(batch_size=100), "trecdl", make_pairs(N), path, progress=False)
+    return path, _tsv(out)
+
+
+def _damaged(clean, tmp_path, damage):
+    path = tmp_path / "labels.sqlite"
+    shutil.copy(clean[0], path)
+    assert not os.path.exists(f"{clean[0]}-wal") or os.path.getsize(f"{clean[0]}-wal") == 0
+    data = path.read_bytes()
+    path.write_bytes(damage(data))
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garble"])
+def test_damaged_cache_is_moved_aside_and_readable_labels_kept(clean, tmp_path, damage, caplog):
+    rng = np.random.default_rng(0)
+    fn = {"truncate": lambda b: b[: len(b) // 2],
+          "garble": lambda b: b[: len(b) // 2] + rng.bytes(8192) + b[len(b) // 2 + 8192:]}[damage]
+    path = _damaged(clean, tmp_path, fn)
+    assert L.cache._damage(str(path)) is not None  # SQLite agrees the file is damaged
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1]  # byte-identical labels
+    asides = [f for f in tmp_path.glob("labels.sqlite.damaged-*") if not f.name.endswith(("-wal", "-shm"))]
+    assert len(asides) == 1 and f"moved aside to {asides[0]}" in caplog.text  # kept, named
+    kept = int(caplog.text.split("readable label(s)")[0].split(";")[-1].split()[-1])
+    assert 0 < kept < N and len(lab.scored) == N - kept  # only the lost pairs were labelled again
+    assert L.cache._damage(str(path)) is None
+    lab2 = Counting(batch_size=100)
+    assert _tsv(L.label_pairs(lab2, "trecdl", make_pairs(N), path, progress=False)) == clean[1]
+    assert lab2.scored == []
+
+
+def test_unreadable_file_is_moved_aside_and_everything_labelled_again(clean, tmp_path, caplog):
+    path = _damaged(clean, tmp_path, lambda b: os.urandom(len(b)))
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1] and len(lab.scored) == N and "0 readable label(s)" in caplog.text
+
+
+@pytest.mark.parametrize("probs", ["[0.5, 1.0, 0, 0]", "[NaN, 1, 0, 0]", "[-0.5, 1.5, 0, 0]", "[1, 0]",
+                                   "not json"])
+def test_cached_rows_that_are_not_distributions_are_labelled_again(clean, tmp_path, probs, caplog):
+    import sqlite3
+
+    path = _damaged(clean, tmp_path, lambda b: b)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE labels SET probs = ? WHERE query_id = 'q0' AND doc_id = 'd3'", (probs,))
+    con.commit()
+    con.close()
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1] and lab.scored == [("q0", "d3")]
+    assert "1 cached label(s)" in caplog.text and "labelled again" in caplog.text
+
+
+def test_sum_tolerance_follows_float32_rounding():
+    p = np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32).astype(float)  # a distribution rounded to float32
+    assert L.cache.valid_probs(json.dumps(p.tolist())) is not None
+    off = p + np.array([0, 0, 0, 4 * L.cache.sum_tolerance(4)])
+    assert L.cache.valid_probs(json.dumps(off.tolist())) is None
+
+
+WRITER = """
+import sys
+sys.path.insert(0, {src!r})
+sys.path.insert(0, {tests!r})
+from irrepro import labels as L
+from test_labels import make_pairs
+L.label_pairs(L.HashLabeler(batch_size=20, delay=0.001), "trecdl", make_pairs({n}), {path!r}, progress=False)
+"""
+
+
+def test_writer_killed_mid_write_leaves_a_cache_that_opens(clean, tmp_path):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    path = tmp_path / "labels.sqlite"
+    tests = Path(__file__).parent
+    code = WRITER.format(src=str(tests.parent / "src"), tests=str(tests), n=N, path=str(path))
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.time() + 120
+    n = 0
+    while time.time() < deadline and n < 200:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as con:
+                n = con.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+        except sqlite3.OperationalError:
+            pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 200 <= n < N, "the writer must be killed while it writes"
+    assert L.cache._damage(str(path)) is None  # WAL: the kill lost at most the batch in flight
+    lab = Counting(batch_size=100)
+    assert _tsv(L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)) == clean[1]
+    assert 0 < len(lab.scored) <= N - n

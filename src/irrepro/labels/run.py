@@ -46,7 +46,11 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
         raise InputError(f"batch_size {batch_size!r}: expected a positive integer")
     G = prompt.n_grades
     with LabelCache(cache_path) as cache:
-        got = cache.get(labeler.name, prompt.hash, list(first))
+        got = cache.get(labeler.name, prompt.hash, list(first), n_grades=prompt.n_grades)
+        if cache.bad_rows:
+            log.warning("%s / %s: %d cached label(s) in %s are not distributions over %d grades (non-finite, "
+                        "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
+                        cache.bad_rows, cache_path, prompt.n_grades)
         todo = [k for k in first if k not in got]
         queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
         todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
