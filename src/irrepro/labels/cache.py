@@ -44,10 +44,26 @@ def valid_probs(text: str, n_grades: int | None = None) -> np.ndarray | None:
 def _readable_rows(path: str) -> tuple[list[tuple], int]:
     """Every row of the ``labels`` table of a damaged SQLite file that can still be read, and how many rowid
     ranges could not: rowids are read in chunks, and a chunk that fails is split until single rows."""
+    import shutil
+    import struct
+
     rows: list[tuple] = []
     lost = 0
+    # read a scratch copy (the damaged file stays as it was) whose header page count says what the file holds: a
+    # truncated file's header still counts its lost pages, and SQLite then refuses to read even the schema
+    scratch = f"{path}.reading"
+    data = bytearray(Path(path).read_bytes())
+    if len(data) >= 100 and data[:16] == b"SQLite format 3\x00":
+        ps = struct.unpack(">H", data[16:18])[0]
+        ps = 65536 if ps == 1 else ps
+        if ps >= 512:
+            del data[len(data) // ps * ps:]
+            data[28:32] = struct.pack(">I", len(data) // ps)
+    Path(scratch).write_bytes(data)
+    if os.path.exists(f"{path}-wal"):
+        shutil.copyfile(f"{path}-wal", f"{scratch}-wal")
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        con = sqlite3.connect(scratch, isolation_level=None)
     except sqlite3.DatabaseError:
         return rows, 1
     try:
@@ -72,6 +88,9 @@ def _readable_rows(path: str) -> tuple[list[tuple], int]:
         lost += 1
     finally:
         con.close()
+        for ext in ("", "-wal", "-shm"):
+            if os.path.exists(scratch + ext):
+                os.remove(scratch + ext)
     return rows, lost
 
 
