@@ -95,7 +95,8 @@ def _readable_rows(path: str) -> tuple[list[tuple], int]:
 
 
 def _damage(path: str) -> str | None:
-    """None when ``PRAGMA integrity_check`` finds the file sound (measured: 0.7 s on a 260 MB cache of 1M labels, page cache warm; quick_check 0.19 s), else what SQLite says."""
+    """None when ``PRAGMA integrity_check`` finds the file sound, else what SQLite says. Cost measured on a 260 MB
+    cache of 1M labels (page cache warm, 2026-11-25): integrity_check 0.7 s, quick_check 0.19 s."""
     try:
         con = sqlite3.connect(path, isolation_level=None)
         try:
