@@ -6,7 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from irrepro.datasets.collections import store_lock
 

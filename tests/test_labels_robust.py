@@ -252,3 +252,50 @@ def test_writer_killed_mid_write_leaves_a_cache_that_opens(clean, tmp_path):
     lab = Counting(batch_size=100)
     assert _tsv(L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)) == clean[1]
     assert 0 < len(lab.scored) <= N - n
+
+
+# -------------------------------------------------------------------------------------- the weights in the cache key
+def _tiny_folder(path, seed):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from test_labels import _byte_tokenizer
+
+    tok = _byte_tokenizer()
+    torch.manual_seed(seed)
+    cfg = transformers.LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                                   pad_token_id=0, bos_token_id=2, eos_token_id=1)
+    transformers.LlamaForCausalLM(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_labels_from_other_weights_are_never_served(tmp_path):
+    cache = tmp_path / "c.sqlite"
+    a = _tiny_folder(tmp_path / "model", seed=0)
+    lab = L.HFLabeler(str(a), kind="causal", batch_size=4)
+    first = L.label_pairs(lab, "binary", make_pairs(3), cache, progress=False)
+    assert lab.weights_id is not None and lab.cache_key == f"{lab.name}#{lab.weights_id[:16]}"
+    assert first.labeler.unique().tolist() == [lab.cache_key]
+    shutil.rmtree(a)
+    _tiny_folder(a, seed=1)  # other weights in the same folder, same labeler name
+    other = L.HFLabeler(str(a), kind="causal", batch_size=4)
+    assert other.name == lab.name and other.cache_key != lab.cache_key
+    again = L.label_pairs(other, "binary", make_pairs(3), cache, progress=False)
+    assert not np.allclose(again[["p_0", "p_1"]], first[["p_0", "p_1"]])  # labelled anew, not served
+    shutil.rmtree(a)
+    _tiny_folder(a, seed=0)  # the first weights back: their labels are served again
+    back = L.HFLabeler(str(a), kind="causal", batch_size=4)
+    assert back.cache_key == lab.cache_key
+    with L.LabelCache(cache) as c:
+        assert c.count(back.cache_key) == 3 and c.count(other.cache_key) == 3
+
+
+def test_smollm2_cache_key_is_the_gguf_md5_whichever_way_it_is_loaded():
+    from irrepro.datasets.mirror import md5sum
+
+    converted = smollm2_labeler()
+    md5 = md5sum(S.smollm2_gguf_path())
+    assert converted.cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
+    assert smollm2_labeler(convert=False).cache_key == converted.cache_key

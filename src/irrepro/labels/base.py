@@ -96,6 +96,14 @@ class Labeler(abc.ABC):
 
     name: str = "labeler"
     batch_size: int = 8
+    #: a hash of the weights a local model was loaded from (None: a remote model or no model)
+    weights_id: str | None = None
+
+    @property
+    def cache_key(self) -> str:
+        """The labeler's full identity in the label cache: ``name``, with ``#<first 16 hex digits of the weights'
+        hash>`` appended for a local model, so that labels made from other weights are never served."""
+        return self.name if not self.weights_id else f"{self.name}#{self.weights_id[:16]}"
 
     @abc.abstractmethod
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,

@@ -2,6 +2,7 @@
 suffix, summed over the suffix's tokens (chain rule), then the softmax over grades."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -43,6 +44,31 @@ def _common_prefix_len(seqs) -> int:
     return n
 
 
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+
+
+def local_weights_id(model: str, gguf_file: str | None = None) -> str | None:
+    """sha256 over the weight files of a local model folder (``gguf_file`` alone when given; the name and content of
+    every ``*.safetensors``, ``*.bin``, ``*.gguf``, ``*.pt``, ``*.pth`` file otherwise), or None for a hub id (the
+    hub's revision pins those). Reads every weight byte once per load."""
+    import hashlib
+
+    folder = Path(model)
+    if not folder.is_dir():
+        return None
+    files = [folder / gguf_file] if gguf_file else sorted(p for p in folder.iterdir()
+                                                           if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0")
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
 class HFLabeler(Labeler):
     """A local Hugging Face model in scoring mode.
 
@@ -72,14 +98,16 @@ class HFLabeler(Labeler):
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
     ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
     threads. ``model_obj``/``tokenizer`` accept already-built objects (then ``model`` is only a name).
-    ``name`` is the cache key; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32.
+    ``name`` names the labeler; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32. Its cache
+    key (:attr:`~irrepro.labels.base.Labeler.cache_key`) appends the hash of a local model's weight files
+    (:func:`local_weights_id`, or ``weights_id`` when given).
     """
 
     def __init__(self, model: str, kind: str = "auto", device: str = "cpu", dtype: str = "float32",
                  batch_size: int = 8, *, name: str | None = None, chat_template: bool | None = None,
                  max_doc_tokens: int | None = None, raw_suffix_prefix: str = " ", gguf_file: str | None = None,
                  threads: int | None = None, share_prefix: bool | str = True, revision: str | None = None,
-                 trust_remote_code: bool = False,
+                 trust_remote_code: bool = False, weights_id: str | None = None,
                  model_obj=None, tokenizer=None):
         transformers = _require("transformers", _HINTS["transformers"])
         torch = _require("torch", _HINTS["torch"])
@@ -114,6 +142,7 @@ class HFLabeler(Labeler):
         if tokenizer is None:
             tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id, **load_kw)
         self.tokenizer = tokenizer
+        model_obj_given = model_obj is not None
         if model_obj is None:
             config = transformers.AutoConfig.from_pretrained(self.model_id, **load_kw)
             if kind == "auto":
@@ -142,6 +171,7 @@ class HFLabeler(Labeler):
         if name is None:
             name = f"hf:{self.model_id}" + ("" if self.dtype_name == "float32" else f"@{self.dtype_name}")
         self.name = name
+        self.weights_id = weights_id if weights_id or model_obj_given else local_weights_id(self.model_id, gguf_file)
         self._suffix_cache: dict = {}
         if share_prefix not in (True, False, "batch", "query"):
             raise InputError(f"labeler share_prefix {share_prefix!r}: expected true, false or 'batch'")

@@ -25,11 +25,12 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
 
     ``pairs`` has columns ``query_id, doc_id, query, text`` (ids are compared as strings); the result has one row
     per input row, in input order (repeated pairs are labelled once). Pairs already in the cache at ``cache_path``
-    under (``labeler.name``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
+    under (``labeler.cache_key``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
     time (default ``labeler.batch_size``), shortest texts first (less padding), and each batch is committed to the
     cache before the next starts, so a killed run loses at most the batch in flight. Shows a tqdm bar on stderr
     (``progress``) and logs (logger ``irrepro.labels``) a line with pairs/s at most every ``log_interval`` seconds
-    and at the end. The caller adds the ``collection`` column of the canonical labels table.
+    and at the end. The ``labeler`` column holds ``labeler.cache_key`` (the canonical table's writer replaces it by
+    the config's name). The caller adds the ``collection`` column of the canonical labels table.
     """
     prompt = get_prompt(prompt)
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
@@ -46,7 +47,8 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
         raise InputError(f"batch_size {batch_size!r}: expected a positive integer")
     G = prompt.n_grades
     with LabelCache(cache_path) as cache:
-        got = cache.get(labeler.name, prompt.hash, list(first), n_grades=prompt.n_grades)
+        key = labeler.cache_key
+        got = cache.get(key, prompt.hash, list(first), n_grades=prompt.n_grades)
         if cache.bad_rows:
             log.warning("%s / %s: %d cached label(s) in %s are not distributions over %d grades (non-finite, "
                         "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
@@ -55,7 +57,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
         queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
         todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
         total = len(todo)
-        log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", labeler.name, prompt.id,
+        log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", key, prompt.id,
                  prompt.hash, len(first), len(first) - total, total, bs)
         bar = None
         if progress and total:
@@ -77,7 +79,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                                        f"{(len(chunk), G)}")
                 ok = ~np.isnan(probs).any(axis=1)  # NaN rows (e.g. FileLabeler missing='nan') are not cached
                 if ok.any():
-                    cache.put(labeler.name, prompt, [k for k, o in zip(chunk, ok) if o], probs[ok])
+                    cache.put(key, prompt, [k for k, o in zip(chunk, ok) if o], probs[ok])
                 got.update(zip(chunk, probs))
                 if bar is not None:
                     bar.update(len(chunk))
@@ -96,7 +98,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
             log.info("%s / %s: labelled %d pairs in %.1f s (%.2f pairs/s)", labeler.name, prompt.id, total, dt,
                      total / max(dt, 1e-9))
     p = np.array([got[k] for k in keys], dtype=float).reshape(len(keys), G)
-    out = pd.DataFrame({"query_id": qids, "doc_id": dids, "labeler": labeler.name, "prompt_id": prompt.id},
+    out = pd.DataFrame({"query_id": qids, "doc_id": dids, "labeler": key, "prompt_id": prompt.id},
                        index=pairs.index)
     for r, c in enumerate(label_columns(G)):
         out[c] = p[:, r]

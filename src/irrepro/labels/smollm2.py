@@ -208,16 +208,24 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int
     ``transformers`` de-quantizes the GGUF weights. With ``convert`` (the default) the model is loaded from its
     converted copy (:func:`converted_smollm2`, made on first use in :func:`model_cache_dir`), else straight from
     the GGUF file (about 20 s slower per load; same scores). Sets ``HF_HUB_OFFLINE=1`` for the load (nothing is
-    downloaded: the tokenizer and the chat template come from the GGUF file). Cache name
-    ``smollm2-135m-instruct-q4_1`` (``@<dtype>`` appended unless float32), whichever way it was loaded.
+    downloaded: the tokenizer and the chat template come from the GGUF file). Name ``smollm2-135m-instruct-q4_1``
+    (``@<dtype>`` appended unless float32), whichever way it was loaded; its cache key appends the GGUF file's md5
+    (:attr:`Labeler.cache_key`).
     """
     path = smollm2_gguf_path()
     name = kw.pop("name", None) or ("smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}"))
+    from irrepro.datasets.mirror import md5sum
+
+    # the weights are those of the GGUF file (the converted copy is checked against the hashes recorded when it
+    # was made from it): one cache key whichever way the model was loaded, kept by a copy converted again (whose
+    # safetensors header may order the tensors differently)
     with _offline():
         if convert:
-            lab = HFLabeler(str(converted_smollm2()), kind="causal", device=device, dtype=dtype,
-                            batch_size=batch_size, name=name, **kw)
+            folder = converted_smollm2()
+            lab = HFLabeler(str(folder), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
+                            name=name, weights_id=folder.name.rsplit("-", 1)[1], **kw)
             _realign(lab.model)
             return lab
+        verify_packaged(path)
         return HFLabeler(str(path.parent), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
-                         gguf_file=path.name, name=name, **kw)
+                         gguf_file=path.name, name=name, weights_id=md5sum(path), **kw)
