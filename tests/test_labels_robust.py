@@ -304,3 +304,11 @@ def test_smollm2_cache_key_is_the_gguf_md5_whichever_way_it_is_loaded():
     md5 = md5sum(S.smollm2_gguf_path())
     assert converted.cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
     assert smollm2_labeler(convert=False).cache_key == converted.cache_key
+
+
+def test_truncated_safetensors_is_an_error_naming_the_file(tmp_path):
+    a = _tiny_folder(tmp_path / "model", seed=0)
+    f = a / "model.safetensors"
+    f.write_bytes(f.read_bytes()[:1000])
+    with pytest.raises(InputError, match=r"could not be loaded .*model\.safetensors is damaged or truncated"):
+        L.HFLabeler(str(a), kind="causal")

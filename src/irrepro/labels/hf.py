@@ -148,7 +148,16 @@ class HFLabeler(Labeler):
             if kind == "auto":
                 kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
             cls = transformers.AutoModelForSeq2SeqLM if kind == "seq2seq" else transformers.AutoModelForCausalLM
-            model_obj = cls.from_pretrained(self.model_id, dtype=torch_dtype, **load_kw)
+            try:
+                model_obj = cls.from_pretrained(self.model_id, dtype=torch_dtype, **load_kw)
+            except Exception as e:  # noqa: BLE001 - safetensors, torch and transformers each raise their own
+                weights = [str(p) for p in sorted(Path(self.model_id).glob("*"))
+                           if p.suffix in WEIGHT_SUFFIXES] if Path(self.model_id).is_dir() else []
+                if not weights:
+                    raise
+                raise InputError(f"the weights of {self.model_id} could not be loaded ({type(e).__name__}: {e}): "
+                                 f"{', '.join(weights)} is damaged or truncated; copy or download it again (a "
+                                 "converted SmolLM2 folder is converted again when deleted)") from e
         elif kind == "auto":
             kind = "seq2seq" if getattr(model_obj.config, "is_encoder_decoder", False) else "causal"
         self.kind = kind
