@@ -1,5 +1,5 @@
-"""The persistent label cache (:class:`LabelCache`): SQLite, keyed by (labeler name, prompt hash, query id,
-document id)."""
+"""The persistent label cache (:class:`LabelCache`): SQLite, keyed by (labeler cache key, prompt hash, query id,
+document id); checked when opened (:func:`check_or_recover`) and row by row when read (:func:`valid_probs`)."""
 from __future__ import annotations
 
 import fcntl
