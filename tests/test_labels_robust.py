@@ -312,3 +312,32 @@ def test_truncated_safetensors_is_an_error_naming_the_file(tmp_path):
     f.write_bytes(f.read_bytes()[:1000])
     with pytest.raises(InputError, match=r"could not be loaded .*model\.safetensors is damaged or truncated"):
         L.HFLabeler(str(a), kind="causal")
+
+
+class Weighted(Counting):
+    """The hash labeler as a local model with weights ``weights_id``; ``shift`` moves its labels (other weights)."""
+
+    def __init__(self, shift=0.0, **kw):
+        super().__init__(**kw)
+        self.weights_id, self.shift = "0123456789abcdef" * 4, shift
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        p = super().score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
+        return (p + self.shift) / (1 + self.shift * p.shape[1])
+
+
+@pytest.mark.parametrize("shift, adopted", [(0.0, True), (1e-7, True), (1e-3, False)])
+def test_labels_cached_before_the_weights_hash_are_adopted_only_when_a_sample_agrees(clean, tmp_path, shift,
+                                                                                     adopted, caplog):
+    path = _damaged(clean, tmp_path, lambda b: b)  # rows under the bare name 'hash:0'
+    lab = Weighted(shift=shift, batch_size=100)
+    assert lab.cache_key == "hash:0#0123456789abcdef"
+    with caplog.at_level("INFO", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    if adopted:
+        assert len(lab.scored) == 8 and "adopted 3000 label(s) cached under 'hash:0'" in caplog.text
+        assert _tsv(out.assign(labeler="hash:0")) == clean[1]  # the cached values, exactly
+    else:
+        assert len(lab.scored) == 8 + N and "differ from the current weights'" in caplog.text
+    with L.LabelCache(path) as c:
+        assert c.count("hash:0#0123456789abcdef") == N and c.count("hash:0") == N

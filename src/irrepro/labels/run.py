@@ -19,6 +19,41 @@ log = logging.getLogger("irrepro.labels")
 PAIR_COLUMNS = ["query_id", "doc_id", "query", "text"]
 
 
+#: labels cached under a local model's bare name (before its weights' hash was part of the cache key) are adopted
+#: when this many of them, labelled again now, agree within ADOPT_TOLERANCE
+ADOPT_SAMPLE = 8
+#: padding, batch composition and memory alignment change float32 rounding by far less (SmolLM2: log-probabilities
+#: 2e-6 apart between an aligned and an unaligned load); damaged weights move labels by far more (uniform labels,
+#: or p = 0.69 where intact weights give 0.99)
+ADOPT_TOLERANCE = 1e-5
+
+
+def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queries: list, texts: list,
+                  first: dict) -> dict:
+    """Labels of ``keys`` cached under ``labeler.name`` alone, which carries no record of the weights that made
+    them: the first :data:`ADOPT_SAMPLE` are labelled again with the current (verified) weights; when every one
+    agrees within :data:`ADOPT_TOLERANCE`, all are copied, exactly, under ``labeler.cache_key`` and returned;
+    otherwise none is served (they stay under the bare name) and a warning says so."""
+    old = cache.get(labeler.name, prompt.hash, keys, n_grades=prompt.n_grades)
+    if not old:
+        return {}
+    sample = [k for k in keys if k in old][:ADOPT_SAMPLE]
+    idx = [first[k] for k in sample]
+    now = np.asarray(labeler.score(prompt, [queries[i] for i in idx], [texts[i] for i in idx],
+                                   query_ids=[k[0] for k in sample], doc_ids=[k[1] for k in sample]), dtype=float)
+    diff = float(np.max(np.abs(now - np.array([old[k] for k in sample]))))
+    if not diff <= ADOPT_TOLERANCE:
+        log.warning("%s / %s: %d label(s) cached under %r without a weights hash differ from the current weights' "
+                    "(max |Δp| %.3g over %d pairs labelled again): not served, labelled again", labeler.cache_key,
+                    prompt.id, len(old), labeler.name, diff, len(sample))
+        return {}
+    cache.put_rows(labeler.cache_key, prompt.hash, cache.rows(labeler.name, prompt.hash, list(old)))
+    log.info("%s / %s: adopted %d label(s) cached under %r without a weights hash (the %d labelled again agree "
+             "within %.3g, max |Δp| %.3g)", labeler.cache_key, prompt.id, len(old), labeler.name, len(sample),
+             ADOPT_TOLERANCE, diff)
+    return old
+
+
 def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, batch_size: int | None = None,
                 progress: bool = True, log_interval: float = 10.0) -> pd.DataFrame:
     """Label (query, document) pairs through the cache: ``DataFrame[query_id, doc_id, labeler, prompt_id, p_0…]``.
@@ -53,8 +88,11 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
             log.warning("%s / %s: %d cached label(s) in %s are not distributions over %d grades (non-finite, "
                         "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
                         cache.bad_rows, cache_path, prompt.n_grades)
-        todo = [k for k in first if k not in got]
         queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+        if key != labeler.name:
+            got.update(adopt_unkeyed(cache, labeler, prompt, [k for k in first if k not in got], queries, texts,
+                                     first))
+        todo = [k for k in first if k not in got]
         todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
         total = len(todo)
         log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", key, prompt.id,
