@@ -340,4 +340,8 @@ def test_labels_cached_before_the_weights_hash_are_adopted_only_when_a_sample_ag
     else:
         assert len(lab.scored) == 8 + N and "differ from the current weights'" in caplog.text
     with L.LabelCache(path) as c:
-        assert c.count("hash:0#0123456789abcdef") == N and c.count("hash:0") == N
+        assert c.count("hash:0#0123456789abcdef") == N
+        assert (c.count("hash:0"), c.count("hash:0#unverified")) == ((N, 0) if adopted else (0, N))
+    lab.scored.clear()
+    L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert lab.scored == []  # checked once

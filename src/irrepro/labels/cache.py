@@ -272,6 +272,20 @@ class LabelCache:
             raise
         return self.count(labeler, prompt_hash) - before
 
+    def rename(self, labeler: str, prompt_hash: str, new: str) -> int:
+        """Move the rows of (``labeler``, ``prompt_hash``) to the labeler key ``new`` (rows already there win);
+        returns how many moved."""
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            n = self.con.execute("UPDATE OR IGNORE labels SET labeler = ? WHERE labeler = ? AND prompt_hash = ?",
+                                 (new, labeler, prompt_hash)).rowcount
+            self.con.execute("DELETE FROM labels WHERE labeler = ? AND prompt_hash = ?", (labeler, prompt_hash))
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return n
+
     def count(self, labeler: str | None = None, prompt_hash: str | None = None) -> int:
         sql, args = "SELECT COUNT(*) FROM labels WHERE 1=1", []
         if labeler is not None:

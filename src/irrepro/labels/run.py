@@ -33,7 +33,8 @@ def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queri
     """Labels of ``keys`` cached under ``labeler.name`` alone, which carries no record of the weights that made
     them: the first :data:`ADOPT_SAMPLE` are labelled again with the current (verified) weights; when every one
     agrees within :data:`ADOPT_TOLERANCE`, all are copied, exactly, under ``labeler.cache_key`` and returned;
-    otherwise none is served (they stay under the bare name) and a warning says so."""
+    otherwise none is served: they are moved to ``<name>#unverified`` (kept, never checked again) and a warning
+    says so."""
     old = cache.get(labeler.name, prompt.hash, keys, n_grades=prompt.n_grades)
     if not old:
         return {}
@@ -43,9 +44,11 @@ def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queri
                                    query_ids=[k[0] for k in sample], doc_ids=[k[1] for k in sample]), dtype=float)
     diff = float(np.max(np.abs(now - np.array([old[k] for k in sample]))))
     if not diff <= ADOPT_TOLERANCE:
+        aside = f"{labeler.name}#unverified"
+        cache.rename(labeler.name, prompt.hash, aside)
         log.warning("%s / %s: %d label(s) cached under %r without a weights hash differ from the current weights' "
-                    "(max |Δp| %.3g over %d pairs labelled again): not served, labelled again", labeler.cache_key,
-                    prompt.id, len(old), labeler.name, diff, len(sample))
+                    "(max |Δp| %.3g over %d pairs labelled again): not served, labelled again (kept in the cache "
+                    "under %r)", labeler.cache_key, prompt.id, len(old), labeler.name, diff, len(sample), aside)
         return {}
     cache.put_rows(labeler.cache_key, prompt.hash, cache.rows(labeler.name, prompt.hash, list(old)))
     log.info("%s / %s: adopted %d label(s) cached under %r without a weights hash (the %d labelled again agree "
