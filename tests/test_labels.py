@@ -108,7 +108,7 @@ def test_file_labeler_inline(tmp_path):
     with pytest.raises(InputError, match="smoothing"):
         L.FileLabeler(path, smoothing=1.0)
     (tmp_path / "dup.txt").write_text("q1 0 d1 0\nq1 1 d1 2\n")
-    with pytest.raises(InputError, match=r"dup\.txt.*more than one label"):
+    with pytest.raises(InputError, match=r"dup\.txt:2: .*repeats line 1"):
         L.FileLabeler(tmp_path / "dup.txt")
 
 

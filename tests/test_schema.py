@@ -99,3 +99,25 @@ def test_label_shards_defaults_and_bounds():
         cfg["labels"]["shards"] = bad
         with pytest.raises(InputError, match="labels.shards"):
             validate_config(cfg, SCHEMAS)
+
+
+@pytest.mark.parametrize("version", [".", "..", "../../escape", "", "a/b"])
+def test_version_must_name_one_folder_inside_results(version):
+    cfg = _config()
+    cfg["version"] = version
+    with pytest.raises(InputError, match=r"config key version"):
+        validate_config(cfg, SCHEMAS)
+    from irrepro.plan import check_version
+
+    with pytest.raises(InputError, match=r"^config key version: .* one folder inside results/"):
+        check_version(version)
+
+
+@pytest.mark.parametrize("version", ["v1", "v1.2", "..v", "a..b", ".hidden"])
+def test_version_names_that_stay_inside_results_are_accepted(version):
+    from irrepro.plan import check_version
+
+    cfg = _config()
+    cfg["version"] = version
+    validate_config(cfg, SCHEMAS)
+    check_version(version)

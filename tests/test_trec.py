@@ -74,6 +74,13 @@ def test_qrels_and_errors(tmp_path):
         read_qrels(write(tmp_path, "q2", "1 0 d1 1\n1 0 d2\n"))
     with pytest.raises(InputError, match=r"q3:2: .*repeats line 1"):
         read_qrels(write(tmp_path, "q3", "1 0 d1 1\n1 0 d1 0\n"))
+    # the iteration column does not make a repeat a new judgment (ad-hoc qrels); both lines are named
+    with pytest.raises(InputError, match=r"q5:2: .*repeats line 1 \(.*q5:1\)"):
+        read_qrels(write(tmp_path, "q5", "1 0 4569 1\n1 1 4569 0\n"))
+    # diversity qrels: the same pair under two subtopics is two judgments; the same subtopic twice is not
+    assert len(read_qrels(write(tmp_path, "q6", "1 1 d1 1\n1 2 d1 0\n"), subtopics=True)) == 2
+    with pytest.raises(InputError, match=r"q7:2: .*repeats line 1"):
+        read_qrels(write(tmp_path, "q7", "1 1 d1 1\n1 1 d1 0\n"), subtopics=True)
     with pytest.raises(InputError, match=r"q4:1: relevance 'high'"):
         read_qrels(write(tmp_path, "q4", "1 0 d1 high\n"))
     out = tmp_path / "qo"

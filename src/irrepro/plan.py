@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ARTIFACTS
@@ -41,6 +42,14 @@ def _check_measure(key: str, name: str) -> None:
     from irrepro.core.evaluation import check_measure
 
     check_measure(name, key)
+
+
+def check_version(version) -> None:
+    """``version`` names one folder inside ``results/``: not empty, not ``.``/``..``, no path separator."""
+    v = str(version)
+    if v in ("", ".", "..") or "/" in v or "\\" in v or Path("results", v).parent != Path("results"):
+        raise InputError(f"config key version: {version!r} must name one folder inside results/ (letters, digits, "
+                         "'.', '_', '-'; not '.' or '..')")
 
 
 def check_config(config: dict) -> None:
@@ -142,6 +151,7 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     """
     if check_ids:
         check_config(config)
+    check_version(config["version"])
     collections = sorted(config.get("collections", {}))
     imports = sorted(config.get("imports", {}))
     systems = {c: [s.name for s in population_of(config)] for c in collections}

@@ -10,9 +10,9 @@ sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     ensure_ir_datasets_home(sm.params.home, sm.params.mirror)
     ds = coll.load(sm.params.dataset)
-    topics = coll.topics(ds, sm.params.dataset)
-    qrels = coll.map_grades(coll.qrels(ds, sm.params.dataset), json.loads(sm.params.grades),
-                            f"collections.{sm.wildcards.collection}.grades")
+    with coll.store_lock(sm.params.dataset):  # ir_datasets may extract the topics and qrels on first use
+        topics, raw = coll.topics(ds, sm.params.dataset), coll.qrels(ds, sm.params.dataset)
+    qrels = coll.map_grades(raw, json.loads(sm.params.grades), f"collections.{sm.wildcards.collection}.grades")
     topics = coll.select_topics(topics, qrels, sm.params.topics, sm.params.dataset, log)
     topics.to_csv(sm.output.topics, sep="\t", index=False)
     write_qrels(qrels, sm.output.qrels)

@@ -9,12 +9,8 @@ with log_to(sm.log[0]) as log:
     ensure_ir_datasets_home(sm.params.home, sm.params.mirror)
     ds = coll.load(sm.params.dataset)
     jsonl = sm.input.docs[0] if sm.input.docs else None
+    if not jsonl:  # build the docstore (and whatever ir_datasets extracts first) once, under the store lock
+        coll.build_docstore(ds, sm.params.dataset)
     idx = build_index(coll.docs_iter(ds, sm.params.dataset, jsonl=jsonl), sm.output[0], stemmer=sm.params.stemmer,
                       stopwords=sm.params.stopwords, threads=sm.threads)
     log.info("indexed %d documents of %s", idx.num_docs(), sm.params.dataset)
-    if not jsonl:
-        # build the docstore now, once, so that parallel RM3 jobs only read it
-        store = ds.docs_store()
-        first = next(iter(ds.docs_iter())).doc_id
-        store.get(first)
-        del store  # close the docstore while the interpreter is alive (its __del__ fails at shutdown)

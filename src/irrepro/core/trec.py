@@ -117,8 +117,13 @@ def write_run(df: pd.DataFrame, path, system: str | None = None, depth: int | No
             f.write(f"{q} Q0 {d} {r} {s:.6f} {tag}\n")
 
 
-def read_qrels(path) -> pd.DataFrame:
-    """Read TREC qrels (``qid iteration docno rel``). For diversity qrels the iteration column holds the subtopic."""
+def read_qrels(path, subtopics: bool = False) -> pd.DataFrame:
+    """Read TREC qrels (``qid iteration docno rel``).
+
+    A (query, document) pair judged on two lines is an error naming both lines, whatever their iteration column
+    says (the iteration column of ad-hoc qrels is not a key: keeping either judgment would be a silent choice).
+    ``subtopics=True`` reads diversity qrels, whose iteration column holds the subtopic: there a pair may repeat
+    with different subtopics, and only the same (query, subtopic, document) twice is an error."""
     rows = []
     seen = {}
     with _open(path) as f:
@@ -131,10 +136,10 @@ def read_qrels(path) -> pd.DataFrame:
                                  f"{line.strip()[:80]!r}", path=path, line=lineno)
             qid, it, doc, rel = parts
             rel = _grade(rel, path, lineno)
-            key = (qid, it, doc)
+            key = (qid, it, doc) if subtopics else (qid, doc)
             if key in seen:
-                raise InputError(f"judgment for query {qid!r}, document {doc!r} repeats line {seen[key]}",
-                                 path=path, line=lineno)
+                raise InputError(f"judgment for query {qid!r}, document {doc!r} repeats line {seen[key]} "
+                                 f"({path}:{seen[key]}); a pair is judged once", path=path, line=lineno)
             seen[key] = lineno
             rows.append((qid, it, doc, rel))
     if not rows:

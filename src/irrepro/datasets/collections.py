@@ -5,10 +5,53 @@ subtopic id goes into ``iteration``, as ir_measures expects).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pandas as pd
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ir_datasets_error
+
+
+@contextmanager
+def store_lock(dataset_id: str, home=None):
+    """Hold an exclusive lock on ``<IR_DATASETS_HOME>/.locks/<top-level id>.lock`` (``fcntl.flock``) for the
+    duration: ir_datasets takes no lock on its cache writes and builds some stores (extracted archives, the
+    docstore) lazily on first use, so two jobs (or two cluster jobs on a shared file system) that touch the same
+    dataset first must not build it at once. Everything that may build a store goes through this lock; reads of a
+    built store do not need it. The lock is per top-level id (``vaswani``, ``clueweb12``): subsets share files."""
+    import fcntl
+    import logging
+    import os
+    from pathlib import Path
+
+    home = Path(home or os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets")
+    d = home / ".locks"
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{dataset_id.split('/')[0]}.lock"
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logging.getLogger("irrepro.datasets").info("waiting for %s (another job is building %s)", path,
+                                                       dataset_id)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def build_docstore(ds, dataset_id: str = "") -> None:
+    """Build ir_datasets' docstore of ``ds`` now (under :func:`store_lock`), so that later jobs only read it."""
+    with store_lock(dataset_id):
+        store = ds.docs_store()
+        try:
+            first = next(iter(ds.docs_iter())).doc_id
+            store.get(first)
+        except Exception as e:  # noqa: BLE001
+            raise ir_datasets_error(dataset_id + " (documents)", e) from e
+        del store  # close the docstore while the interpreter is alive (its __del__ fails at shutdown)
 
 
 def load(dataset_id: str):
@@ -108,7 +151,9 @@ class DocText:
         if jsonl:
             self._texts = {d["docno"]: d["text"] for d in read_jsonl_docs(jsonl)}
         else:
-            self._store = load(dataset_id).docs_store()
+            ds = load(dataset_id)
+            build_docstore(ds, dataset_id)  # under the store lock: no two jobs build it at once
+            self._store = ds.docs_store()
 
     def __call__(self, ids):
         if self._texts is not None:

@@ -122,9 +122,11 @@ def ensure_ir_datasets_home(home="resources/ir_datasets", mirror=None) -> Path:
             rel = Path(dirpath).relative_to(src_root)
             for fn in files:
                 dst = home / rel / fn
-                if not dst.exists():
+                if not dst.exists():  # copied under a private name and renamed: a parallel job never sees half
                     dst.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(Path(dirpath) / fn, dst)
+                    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.part")
+                    shutil.copyfile(Path(dirpath) / fn, tmp)
+                    os.replace(tmp, dst)
     from irrepro.datasets.integrity import verify_ir_datasets_home
 
     verify_ir_datasets_home(home)  # on arrival and whenever a job reads the cache (memoised: one stat per file)

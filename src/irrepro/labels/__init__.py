@@ -18,9 +18,11 @@ Labelers (one interface, :class:`Labeler`):
 - :class:`FileLabeler`    precomputed hard labels in qrels format, as (optionally smoothed) one-hot distributions.
 - :class:`HashLabeler`    a deterministic pseudo-labeler (no model): tests, dry runs, timing the pipeline.
 
-:func:`label_pairs` labels a table of pairs through a SQLite cache keyed by (labeler name, prompt hash, query id,
-document id): no pair is labelled twice, every batch is committed as soon as it is done (an interrupted run resumes
-where it stopped), and several processes may share one cache file. :func:`make_labeler` builds a labeler from a
+:func:`label_pairs` labels a table of pairs through a SQLite cache keyed by (labeler cache key: its name plus a
+local model's weights hash, prompt hash, query id, document id): no pair is labelled twice, every batch is committed
+as soon as it is done (an interrupted run resumes where it stopped), and several processes may share one cache
+file. A damaged cache file is moved aside and its readable labels kept; cached rows that are not distributions,
+and non-finite log-probabilities, never become labels. :func:`make_labeler` builds a labeler from a
 config mapping such as ``{"backend": "smollm2"}``.
 
 Modules: :mod:`~irrepro.labels.base` (interface, softmax, label columns), one backend each in
@@ -37,7 +39,7 @@ Output format (the project's canonical labels table, minus ``collection`` which 
 """
 from __future__ import annotations
 
-from irrepro.labels.base import Labeler, MissingPackageError, expected_grade, label_columns, softmax
+from irrepro.labels.base import Labeler, LabelerError, MissingPackageError, expected_grade, label_columns, softmax
 from irrepro.labels.cache import LabelCache
 from irrepro.labels.factory import make_labeler
 from irrepro.labels.file import FileLabeler
@@ -49,7 +51,7 @@ from irrepro.labels.run import PAIR_COLUMNS, label_pairs
 from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_gguf_path, smollm2_labeler
 
 __all__ = [
-    "Labeler", "HFLabeler", "OpenAILabeler", "FileLabeler", "HashLabeler", "MissingPackageError",
+    "Labeler", "HFLabeler", "OpenAILabeler", "FileLabeler", "HashLabeler", "MissingPackageError", "LabelerError",
     "smollm2_labeler", "smollm2_gguf_path", "make_labeler", "label_pairs", "LabelCache", "softmax",
     "label_columns", "expected_grade", "PROMPTS", "Prompt", "get_prompt", "PAIR_COLUMNS", "SMOLLM2_GGUF",
 ]

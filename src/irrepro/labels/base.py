@@ -52,6 +52,26 @@ def softmax(logp: np.ndarray) -> np.ndarray:
     return out
 
 
+class LabelerError(RuntimeError):
+    """A labeler produced numbers that are not labels (NaN or infinite log-probabilities)."""
+
+
+def check_log_scores(name: str, logp: np.ndarray, query_ids: Sequence, doc_ids: Sequence) -> np.ndarray:
+    """``logp`` (n, G) unchanged when every row holds log-probabilities: no NaN, no +inf, at least one finite
+    value (−inf alone is probability 0). Otherwise :class:`LabelerError` naming the labeler, how many pairs and the
+    first of them — the softmax would turn such a row into the uniform distribution, a label nobody gave."""
+    x = np.asarray(logp, dtype=np.float64)
+    bad = np.isnan(x).any(axis=1) | np.isposinf(x).any(axis=1) | ~np.isfinite(x).any(axis=1) if x.size else \
+        np.zeros(len(x), dtype=bool)
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        shown = ", ".join(f"({query_ids[i]!r}, {doc_ids[i]!r}): {x[i].tolist()}" for i in idx[:3])
+        raise LabelerError(f"labeler {name!r}: {len(idx)} of {len(x)} pair(s) got non-finite log-probabilities "
+                           f"(NaN or inf), e.g. {shown}; no label is written. A damaged model file, a float16 "
+                           "overflow (try dtype float32 or bfloat16) or a server error gives this")
+    return x
+
+
 def label_columns(n_grades: int) -> list[str]:
     """``["p_0", …, "p_{G-1}"]``."""
     return [f"p_{r}" for r in range(n_grades)]
@@ -76,6 +96,14 @@ class Labeler(abc.ABC):
 
     name: str = "labeler"
     batch_size: int = 8
+    #: a hash of the weights a local model was loaded from (None: a remote model or no model)
+    weights_id: str | None = None
+
+    @property
+    def cache_key(self) -> str:
+        """The labeler's full identity in the label cache: ``name``, with ``#<first 16 hex digits of the weights'
+        hash>`` appended for a local model, so that labels made from other weights are never served."""
+        return self.name if not self.weights_id else f"{self.name}#{self.weights_id[:16]}"
 
     @abc.abstractmethod
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,

@@ -34,11 +34,7 @@ class FileLabeler(Labeler):
         self.smoothing = float(smoothing)
         self.missing = missing
         self.batch_size = int(batch_size)
-        q = read_qrels(self.path)
-        dup = q.duplicated(["query_id", "doc_id"], keep=False)
-        if dup.any():
-            r = q[dup].iloc[0]
-            raise InputError(f"more than one label for query {r.query_id!r}, document {r.doc_id!r}", path=self.path)
+        q = read_qrels(self.path)  # refuses a (query, document) labelled twice, naming both lines
         self.grades = dict(zip(zip(q.query_id.astype(str), q.doc_id.astype(str)), q.relevance.astype(int)))
         stem = self.path.name
         for ext in (".gz", ".txt", ".qrels", ".tsv"):

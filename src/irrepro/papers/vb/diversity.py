@@ -34,11 +34,15 @@ def load_diversity(dataset_id: str):
     """
     import ir_datasets
 
+    from irrepro.datasets.collections import store_lock
+
     ds = ir_datasets.load(dataset_id)
-    topics = pd.DataFrame([(q.query_id, " ".join(str(getattr(q, "query", getattr(q, "title", ""))).split()))
-                           for q in ds.queries_iter()], columns=["query_id", "text"])
+    with store_lock(dataset_id):  # ir_datasets may extract the topics and qrels on first use
+        topics = pd.DataFrame([(q.query_id, " ".join(str(getattr(q, "query", getattr(q, "title", ""))).split()))
+                               for q in ds.queries_iter()], columns=["query_id", "text"])
+        qiter = list(ds.qrels_iter())
     rows = []
-    for q in ds.qrels_iter():
+    for q in qiter:
         sub = getattr(q, "subtopic_id", None)
         if sub is None:
             raise InputError(f"{dataset_id!r} has no per-subtopic qrels (use the '/diversity' variant)")

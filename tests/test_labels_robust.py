@@ -1,0 +1,347 @@
+"""Label assets that are damaged never turn into numbers: model files checked against recorded and published
+hashes, non-finite log-probabilities refused, a damaged label cache recovered, cached rows checked on read."""
+import json
+import os
+import shutil
+import types
+
+import numpy as np
+import pytest
+
+from irrepro import labels as L
+from irrepro.errors import InputError
+from irrepro.labels import smollm2 as S
+
+from conftest import smollm2_labeler
+from test_labels import FakeServer, _chat_response, make_pairs
+
+
+# ------------------------------------------------------------------------------------------------ model files
+def _folder(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.safetensors").write_bytes(os.urandom(64 * 1024))
+    (d / "config.json").write_text("{}")
+    S.write_manifest(d)
+    return d
+
+
+def test_manifest_names_a_damaged_truncated_or_missing_file(tmp_path):
+    d = _folder(tmp_path)
+    assert S.check_manifest(d) is None
+    f = d / "model.safetensors"
+    good = f.read_bytes()
+    f.write_bytes(good[:16384] + os.urandom(4096) + good[20480:])  # 4 KB overwritten mid-file
+    assert f"{f} does not match its sha256" in S.check_manifest(d)
+    f.write_bytes(good[: len(good) // 2])  # truncated
+    assert f"{f} does not match its sha256" in S.check_manifest(d)
+    f.unlink()
+    assert f"{f} is missing" in S.check_manifest(d)
+    f.write_bytes(good)
+    assert S.check_manifest(d) is None
+    (d / S.MANIFEST).unlink()
+    assert "SHA256SUMS is missing" in S.check_manifest(d)
+
+
+def test_packaged_file_checked_against_the_wheels_record(tmp_path, monkeypatch):
+    import base64
+    import hashlib
+    import importlib.metadata
+
+    f = tmp_path / "w.gguf"
+    f.write_bytes(b"weights")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(b"weights").digest()).rstrip(b"=").decode()
+    entry = types.SimpleNamespace(hash=types.SimpleNamespace(mode="sha256", value=digest), locate=lambda: f)
+    monkeypatch.setattr(importlib.metadata, "files", lambda name: [entry])
+    S.verify_packaged(f)
+    f.write_bytes(b"weightz")
+    with pytest.raises(InputError, match=r"w\.gguf: does not match the sha256 published .*--force-reinstall"):
+        S.verify_packaged(f)
+
+
+def test_damaged_converted_model_is_converted_again(tmp_path, caplog):
+    pytest.importorskip("transformers")
+    try:
+        S.smollm2_gguf_path()
+    except L.MissingPackageError as e:
+        pytest.skip(str(e))
+    src = S.converted_smollm2()
+    dst = tmp_path / "models" / src.name
+    shutil.copytree(src, dst)
+    f = dst / "model.safetensors"
+    with open(f, "r+b") as h:  # 4 KB overwritten in the middle
+        h.seek(f.stat().st_size // 2)
+        h.write(os.urandom(4096))
+    assert S.check_manifest(dst) is not None
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        assert S.converted_smollm2(tmp_path / "models") == dst
+    assert f"{f} does not match its sha256" in caplog.text and "converting again" in caplog.text
+    assert S.check_manifest(dst) is None
+    # the same tensors as before the damage (the file's header may list them in another order)
+    import torch
+    from safetensors.torch import load_file
+
+    a, b = load_file(str(dst / "model.safetensors")), load_file(str(src / "model.safetensors"))
+    assert sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a)
+
+
+# ------------------------------------------------------------------------------------ non-finite log-probabilities
+@pytest.mark.parametrize("row", [[np.nan, -1.0], [np.inf, -1.0], [-np.inf, -np.inf]])
+def test_non_finite_log_scores_are_an_error_naming_labeler_pairs_and_count(row):
+    x = np.array([[-0.1, -2.0], row, row])
+    with pytest.raises(L.LabelerError, match=r"labeler 'lab': 2 of 3 pair\(s\) got non-finite .*\('q2', 'd2'\)"):
+        L.base.check_log_scores("lab", x, ["q1", "q2", "q3"], ["d1", "d2", "d3"])
+    ok = np.array([[-0.1, -np.inf]])  # -inf alone is probability 0
+    assert L.base.check_log_scores("lab", ok, ["q"], ["d"]) is not None
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_openai_non_finite_logprob_is_an_error(bad, monkeypatch):
+    srv = FakeServer(lambda path, body: _chat_response([[("1", bad), ("0", -2.0)]]))
+    try:
+        lab = L.OpenAILabeler("tiny", srv.url, api_key_env=None, top_logprobs=2, retry_delay=0.01)
+        with pytest.raises(L.LabelerError, match=r"labeler 'openai:tiny': 3 of 3 pair\(s\)"):
+            L.label_pairs(lab, "binary", make_pairs(3), None, progress=False)
+    finally:
+        srv.close()
+
+
+def test_smollm2_nan_weights_are_an_error_not_uniform_labels():
+    torch = pytest.importorskip("torch")
+    lab = smollm2_labeler()
+    w = lab.model.model.norm.weight
+    keep = w.detach().clone()
+    try:
+        with torch.no_grad():
+            w[:] = float("nan")
+        with pytest.raises(L.LabelerError, match=r"labeler 'smollm2-135m-instruct-q4_1': 2 of 2 pair\(s\)"):
+            L.label_pairs(lab, "binary", make_pairs(2), None, progress=False)
+    finally:
+        with torch.no_grad():
+            w.copy_(keep)
+
+
+@pytest.mark.parametrize("grade", ["nan", "inf"])
+def test_file_labeler_refuses_non_finite_grades(tmp_path, grade):
+    f = tmp_path / "l.qrels"
+    f.write_text(f"1 0 d1 {grade}\n")
+    with pytest.raises(InputError, match=r"l\.qrels:1: "):
+        L.FileLabeler(f)
+
+
+# ------------------------------------------------------------------------------------------------ the label cache
+class Counting(L.HashLabeler):
+    """The hash labeler, counting the pairs it is asked to label."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.scored = []
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        self.scored += list(zip(query_ids, doc_ids))
+        return super().score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
+
+
+def _tsv(df):
+    return df.to_csv(sep="\t", index=False, float_format="%.17g").encode()
+
+
+N = 3000
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    """A cache of N hash labels and the labels table a clean run writes."""
+    path = tmp_path_factory.mktemp("cache") / "labels.sqlite"
+    out = L.label_pairs(L.HashLabeler(batch_size=100), "trecdl", make_pairs(N), path, progress=False)
+    return path, _tsv(out)
+
+
+def _damaged(clean, tmp_path, damage):
+    path = tmp_path / "labels.sqlite"
+    shutil.copy(clean[0], path)
+    assert not os.path.exists(f"{clean[0]}-wal") or os.path.getsize(f"{clean[0]}-wal") == 0
+    data = path.read_bytes()
+    path.write_bytes(damage(data))
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garble"])
+def test_damaged_cache_is_moved_aside_and_readable_labels_kept(clean, tmp_path, damage, caplog):
+    rng = np.random.default_rng(0)
+    fn = {"truncate": lambda b: b[: len(b) // 2],
+          "garble": lambda b: b[: len(b) // 2] + rng.bytes(8192) + b[len(b) // 2 + 8192:]}[damage]
+    path = _damaged(clean, tmp_path, fn)
+    assert L.cache._damage(str(path)) is not None  # SQLite agrees the file is damaged
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1]  # byte-identical labels
+    asides = [f for f in tmp_path.glob("labels.sqlite.damaged-*") if not f.name.endswith(("-wal", "-shm"))]
+    assert len(asides) == 1 and f"moved aside to {asides[0]}" in caplog.text  # kept, named
+    kept = int(caplog.text.split("readable label(s)")[0].split(";")[-1].split()[-1])
+    assert 0 < kept < N and len(lab.scored) == N - kept  # only the lost pairs were labelled again
+    assert L.cache._damage(str(path)) is None
+    lab2 = Counting(batch_size=100)
+    assert _tsv(L.label_pairs(lab2, "trecdl", make_pairs(N), path, progress=False)) == clean[1]
+    assert lab2.scored == []
+
+
+def test_unreadable_file_is_moved_aside_and_everything_labelled_again(clean, tmp_path, caplog):
+    path = _damaged(clean, tmp_path, lambda b: os.urandom(len(b)))
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1] and len(lab.scored) == N and "0 readable label(s)" in caplog.text
+
+
+@pytest.mark.parametrize("probs", ["[0.5, 1.0, 0, 0]", "[NaN, 1, 0, 0]", "[-0.5, 1.5, 0, 0]", "[1, 0]",
+                                   "not json"])
+def test_cached_rows_that_are_not_distributions_are_labelled_again(clean, tmp_path, probs, caplog):
+    import sqlite3
+
+    path = _damaged(clean, tmp_path, lambda b: b)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE labels SET probs = ? WHERE query_id = 'q0' AND doc_id = 'd3'", (probs,))
+    con.commit()
+    con.close()
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1] and lab.scored == [("q0", "d3")]
+    assert "1 cached label(s)" in caplog.text and "labelled again" in caplog.text
+
+
+def test_sum_tolerance_follows_float32_rounding():
+    p = np.array([0.1, 0.2, 0.3, 0.4], dtype=np.float32).astype(float)  # a distribution rounded to float32
+    assert L.cache.valid_probs(json.dumps(p.tolist())) is not None
+    off = p + np.array([0, 0, 0, 4 * L.cache.sum_tolerance(4)])
+    assert L.cache.valid_probs(json.dumps(off.tolist())) is None
+
+
+WRITER = """
+import sys
+sys.path.insert(0, {src!r})
+sys.path.insert(0, {tests!r})
+from irrepro import labels as L
+from test_labels import make_pairs
+L.label_pairs(L.HashLabeler(batch_size=20, delay=0.001), "trecdl", make_pairs({n}), {path!r}, progress=False)
+"""
+
+
+def test_writer_killed_mid_write_leaves_a_cache_that_opens(clean, tmp_path):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    path = tmp_path / "labels.sqlite"
+    tests = Path(__file__).parent
+    code = WRITER.format(src=str(tests.parent / "src"), tests=str(tests), n=N, path=str(path))
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.time() + 120
+    n = 0
+    while time.time() < deadline and n < 200:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as con:
+                n = con.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+        except sqlite3.OperationalError:
+            pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 200 <= n < N, "the writer must be killed while it writes"
+    assert L.cache._damage(str(path)) is None  # WAL: the kill lost at most the batch in flight
+    lab = Counting(batch_size=100)
+    assert _tsv(L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)) == clean[1]
+    assert 0 < len(lab.scored) <= N - n
+
+
+# -------------------------------------------------------------------------------------- the weights in the cache key
+def _tiny_folder(path, seed):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from test_labels import _byte_tokenizer
+
+    tok = _byte_tokenizer()
+    torch.manual_seed(seed)
+    cfg = transformers.LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                                   pad_token_id=0, bos_token_id=2, eos_token_id=1)
+    transformers.LlamaForCausalLM(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_labels_from_other_weights_are_never_served(tmp_path):
+    cache = tmp_path / "c.sqlite"
+    a = _tiny_folder(tmp_path / "model", seed=0)
+    lab = L.HFLabeler(str(a), kind="causal", batch_size=4)
+    first = L.label_pairs(lab, "binary", make_pairs(3), cache, progress=False)
+    assert lab.weights_id is not None and lab.cache_key == f"{lab.name}#{lab.weights_id[:16]}"
+    assert first.labeler.unique().tolist() == [lab.cache_key]
+    shutil.rmtree(a)
+    _tiny_folder(a, seed=1)  # other weights in the same folder, same labeler name
+    other = L.HFLabeler(str(a), kind="causal", batch_size=4)
+    assert other.name == lab.name and other.cache_key != lab.cache_key
+    again = L.label_pairs(other, "binary", make_pairs(3), cache, progress=False)
+    assert not np.allclose(again[["p_0", "p_1"]], first[["p_0", "p_1"]])  # labelled anew, not served
+    shutil.rmtree(a)
+    _tiny_folder(a, seed=0)  # the first weights back: their labels are served again
+    back = L.HFLabeler(str(a), kind="causal", batch_size=4)
+    assert back.cache_key == lab.cache_key
+    with L.LabelCache(cache) as c:
+        assert c.count(back.cache_key) == 3 and c.count(other.cache_key) == 3
+
+
+def test_smollm2_cache_key_is_the_gguf_md5_whichever_way_it_is_loaded():
+    from irrepro.datasets.mirror import md5sum
+
+    converted = smollm2_labeler()
+    md5 = md5sum(S.smollm2_gguf_path())
+    assert converted.cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
+    assert smollm2_labeler(convert=False).cache_key == converted.cache_key
+
+
+def test_truncated_safetensors_is_an_error_naming_the_file(tmp_path):
+    a = _tiny_folder(tmp_path / "model", seed=0)
+    f = a / "model.safetensors"
+    f.write_bytes(f.read_bytes()[:1000])
+    with pytest.raises(InputError, match=r"could not be loaded .*model\.safetensors is damaged or truncated"):
+        L.HFLabeler(str(a), kind="causal")
+
+
+class Weighted(Counting):
+    """The hash labeler as a local model with weights ``weights_id``; ``shift`` moves its labels (other weights)."""
+
+    def __init__(self, shift=0.0, **kw):
+        super().__init__(**kw)
+        self.weights_id, self.shift = "0123456789abcdef" * 4, shift
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        p = super().score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
+        return (p + self.shift) / (1 + self.shift * p.shape[1])
+
+
+@pytest.mark.parametrize("shift, adopted", [(0.0, True), (1e-7, True), (1e-3, False)])
+def test_labels_cached_before_the_weights_hash_are_adopted_only_when_a_sample_agrees(clean, tmp_path, shift,
+                                                                                     adopted, caplog):
+    path = _damaged(clean, tmp_path, lambda b: b)  # rows under the bare name 'hash:0'
+    lab = Weighted(shift=shift, batch_size=100)
+    assert lab.cache_key == "hash:0#0123456789abcdef"
+    with caplog.at_level("INFO", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    if adopted:
+        assert len(lab.scored) == 8 and "adopted 3000 label(s) cached under 'hash:0'" in caplog.text
+        assert _tsv(out.assign(labeler="hash:0")) == clean[1]  # the cached values, exactly
+    else:
+        assert len(lab.scored) == 8 + N and "differ from the current weights'" in caplog.text
+    with L.LabelCache(path) as c:
+        assert c.count("hash:0#0123456789abcdef") == N
+        assert (c.count("hash:0"), c.count("hash:0#unverified")) == ((N, 0) if adopted else (0, N))
+    lab.scored.clear()
+    L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert lab.scored == []  # checked once
