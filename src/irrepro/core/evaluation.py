@@ -59,9 +59,9 @@ def check_measure(name, key: str) -> None:
         raise InputError(f"config key {key}: {name!r}: the cutoff must be an integer >= 1, got {cutoff!r}")
     providers = [p for p in ir_measures.DefaultPipeline.providers if p.supports(m)]
     if not any(p.is_available() for p in providers):
-        have = ", ".join(p.NAME for p in providers) or "none"
-        raise InputError(f"config key {key}: no installed ir_measures provider computes {name!r} "
-                         f"(providers that support it: {have}, none installed)")
+        why = (f"its providers ({', '.join(p.NAME for p in providers)}) are not installed" if providers
+               else "no ir_measures provider supports it")
+        raise InputError(f"config key {key}: {name!r} cannot be computed here: {why}")
 
 
 def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASURES) -> pd.DataFrame:
