@@ -9,7 +9,7 @@ sm = snakemake  # noqa: F821
 p = sm.params
 with log_to(sm.log[0]):
     runs = {s: read_run(path, system=s) for s, path in zip(p.systems, sm.input.runs)}
-    ia = cmp.intent_aware_per_topic(runs, read_qrels(sm.input.qrels), p.measures)
+    ia = cmp.intent_aware_per_topic(runs, read_qrels(sm.input.qrels, subtopics=True), p.measures)
     ia.to_csv(sm.output.per_topic, index=False, float_format="%.8g")
     k = int(p.k)
     means, agree = cmp.compare(ia, pd.read_csv(sm.input.per_topic, dtype={"topic": str}), k, p.measures)

@@ -12,7 +12,7 @@ from irrepro.papers.vb import analysis as an
 sm = snakemake  # noqa: F821
 p = sm.params
 with log_to(sm.log[0]) as log:
-    qrels = read_qrels(sm.input.qrels)
+    qrels = read_qrels(sm.input.qrels, subtopics=True)
     intents = pd.read_csv(sm.input.intents, dtype={"query_id": str, "subtopic": str})
     runs = {s: read_run(path, system=s) for s, path in zip(p.systems, sm.input.runs)}
     alphas = [float(a) for a in p.alphas]

@@ -10,7 +10,7 @@ p = sm.params
 with log_to(sm.log[0]):
     runs = {s: read_run(path, system=s) for s, path in zip(p.systems, sm.input.runs)}
     k = int(p.k)
-    df = an.sensitivity(runs, read_qrels(sm.input.qrels), json.loads(p.base), p.temperatures,
+    df = an.sensitivity(runs, read_qrels(sm.input.qrels, subtopics=True), json.loads(p.base), p.temperatures,
                         json.loads(p.truncations), k, p.gains, p.alphas)
     df.to_csv(sm.output.csv, index=False, float_format="%.6g")
     with open(sm.output.md, "w") as f:
