@@ -11,9 +11,9 @@ rule stats:
     output:
         report(
             directory(f"{V}/stats/{{collection}}"),
-            patterns=["{name}.png"],
+            patterns=["{name}.png", "{name}.md"],
             caption="../report/stats/figures.rst",
-            category="Statistics",
+            category="Comparing systems",  # not "Statistics": the report has a panel of that name
             subcategory="{collection}",
         ),
     log:
