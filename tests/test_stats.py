@@ -266,7 +266,7 @@ def _plan(**stats_cfg):
 
 
 def test_stats_config_names_unknown_collections_systems_and_measures():
-    from irrepro.stats.plan import check, settings
+    from irrepro.stats.plan import COMPARE_KEYS, check, measures, settings
 
     check(*_plan(baseline={"vaswani": "dph", "t8": "run3"}, measures={"t8": ["AP"]}))  # fine
     for cfg, msg in [({"baseline": {"vaswan": "dph"}}, r"stats\.baseline\.vaswan: 'vaswan' is neither"),
@@ -275,14 +275,33 @@ def test_stats_config_names_unknown_collections_systems_and_measures():
         with pytest.raises(InputError, match=msg):
             check(*_plan(**cfg))
     check(*_plan(enabled=False, baseline={"nope": "x"}))  # a disabled stage checks nothing
-    s = settings({"stats": {"enabled": True, "baseline": {"t8": "run3"}, "measures": {}, "alpha": 0.05}}, "t8")
-    assert s == {"baseline": "run3", "measures": None, "alpha": 0.05}
+    cfg, plan = _plan()
+    assert measures(cfg, plan, "vaswani") == ["AP", "P@10"]
+    plan.measures["t8"] = None  # a trec_eval import keeping every measure of its file: unknown before the run
+    with pytest.raises(InputError, match=r"stats\.measures\.t8: imports\.t8 keeps every measure"):
+        check(cfg, plan)
+    cfg["stats"]["measures"] = {"t8": ["AP"]}
+    assert measures(cfg, plan, "t8") == ["AP"]
+    cfg["stats"]["measures"] = {"t8": ["a/b"]}
+    with pytest.raises(InputError, match="cannot name a file"):
+        measures(cfg, plan, "t8")
+    full = {"stats": {"enabled": True, "baseline": {"t8": "run3"}, "tests": ["t"], "corrections": ["holm"],
+                      "alpha": 0.05, "n_permutations": 99, "n_bootstrap": 99, "seed": 1}}
+    assert settings(full, "t8", COMPARE_KEYS)["baseline"] == "run3"
+    assert settings(full, "vaswani", COMPARE_KEYS)["baseline"] is None
 
 
-def test_stage_measures_must_be_in_the_score_table():
-    from irrepro.stats.stage import measures_of
+def test_a_measure_the_scores_lack_gives_an_empty_table_and_a_note():
+    from irrepro.stats.stage import compare_measure, reliability
 
-    s = pd.DataFrame({"measure": ["AP", "AP", "RR"]})
-    assert measures_of(s, None, "c") == ["AP", "RR"] and measures_of(s, ["RR"], "c") == ["RR"]
-    with pytest.raises(InputError, match=r"stats\.measures\.c: \['P@10'\] not in the score table"):
-        measures_of(s, ["P@10"], "c")
+    s = pd.DataFrame({"collection": "c", "system": ["a", "b", "a", "b"], "topic": ["1", "1", "2", "2"],
+                      "measure": "AP", "value": [0.1, 0.2, 0.3, 0.5]})
+    r = compare_measure(s, "c", "nDCG@10", {**SETTINGS, "baseline": None})
+    assert r.table.empty and r.summary is None and "no nDCG@10 scores in c" in r.notes[0]
+    ok = compare_measure(s, "c", "AP", {**SETTINGS, "baseline": None})
+    assert len(ok.table) == 6 and ok.systems == ["b", "a"]
+    rel = reliability(s, {"AP": ok.table, "nDCG@10": r.table},
+                      {"alpha": 0.05, "seed": 1, "baseline": None, "d_study_max_topics": 10,
+                       "reliability_target": 0.95, "swap_sizes": [1], "swap_repetitions": 2})
+    assert list(rel.reliability.measure) == ["AP", "nDCG@10"] and rel.reliability.clipped.iloc[1] == "no scores"
+    assert set(rel.curves) == {"AP"} and set(rel.power.measure) == {"AP"}

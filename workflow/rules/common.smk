@@ -10,6 +10,7 @@ from irrepro.core.trec import run_files
 from irrepro.datasets.integrity import verify_artifact_cache
 from irrepro.plan import resolve as _resolve_plan
 from irrepro.schema import validate_config
+from irrepro.stats.plan import measures as _stats_measures
 
 # Reproducible figures: matplotlib stamps PDFs with SOURCE_DATE_EPOCH instead of the clock (jobs inherit it).
 os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
@@ -180,9 +181,14 @@ def vb_targets():
 # ---------------------------------------------------------------- stats.smk
 
 
+# the measures compared per collection (irrepro.stats.plan.measures); empty when stats.enabled is false
+STATS_MEASURES = {c: _stats_measures(config, PLAN, c) for c in ALL_SCORED} if config["stats"]["enabled"] else {}
+
+
 def stats_targets():
-    """The stats stage's folder of every collection and import (none when stats.enabled is false)."""
-    return [f"{V}/stats/{c}" for c in ALL_SCORED] if config["stats"]["enabled"] else []
+    """Every table and figure of the stats stage (none when stats.enabled is false)."""
+    t = [f"{V}/stats/{c}/{m}.{ext}" for c, ms in STATS_MEASURES.items() for m in ms for ext in ("csv", "md", "png")]
+    return t + [f"{V}/stats/{c}/{f}" for c in STATS_MEASURES for f in ("reliability.csv", "power.csv", "dstudy.png")]
 
 
 # ---------------------------------------------------------------- verify.smk

@@ -50,6 +50,12 @@ def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
     p-value of the first correction. With a baseline: one matrix of systems × tests."""
     plt = _plt()
     cmap, norm = _cmap()
+    if table.empty:
+        fig, ax = plt.subplots(figsize=(5, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"{collection}: no {measure} scores to compare", ha="center", va="center")
+        ax.set_title(f"{collection}, {measure}", fontsize=9)
+        return fig
     systems = list(systems)
     pos = {s: i for i, s in enumerate(systems)}
     tests = list(dict.fromkeys(table["test"]))
@@ -116,6 +122,8 @@ def dstudy_figure(reliability: pd.DataFrame, curves: dict, collection: str, targ
     fig, ax = plt.subplots(figsize=(7, 4.5))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, r in enumerate(reliability.itertuples(index=False)):
+        if r.measure not in curves:  # no scores
+            continue
         c = colours[k % len(colours)]
         d = curves[r.measure]
         ax.plot(d["n_topics"], d["e_rho2"], "-", color=c, lw=1.2,
