@@ -66,6 +66,10 @@ def test_every_figure_and_verify_table_is_in_the_report_with_a_caption(dag, repo
     short = {f: text(results[f]["caption"]) for f in figures + verify if len(text(results[f]["caption"])) < 80}
     assert not short, f"captions too short to say what, which data and how it compares: {short}"
 
+    # the population tables (mean of every configured measure per system) are report items of their own
+    population = [f for f in files if f.startswith(f"{V}/tables/population_") and f.endswith(".md")]
+    assert population and all(f in results for f in population), population
+
     problems = []
     tables = [f for f in files if f.endswith(".md")]
     problems += [f"table not in the report: {f}" for f in tables if f not in results]

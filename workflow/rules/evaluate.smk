@@ -32,7 +32,13 @@ rule population_table:
         f"{V}/scores/{{collection}}.tsv",
     output:
         csv=f"{V}/tables/population_{{collection}}.csv",
-        md=f"{V}/tables/population_{{collection}}.md",
+        md=report(
+            f"{V}/tables/population_{{collection}}.md",
+            caption="../report/population_table.rst",
+            category="Spine",
+            subcategory="System population",
+            labels={"collection": "{collection}", "table": "population"},
+        ),
     log:
         f"{V}/logs/population_table/{{collection}}.log",
     benchmark:
@@ -65,6 +71,6 @@ rule population_figure:
         "../envs/irrepro.yaml"
     threads: 1
     params:
-        measures=["AP", "nDCG@10", "ERR@20", "P@10"],
+        measures=config["measures"],
     script:
         "../scripts/population_figure.py"

@@ -20,7 +20,7 @@ def fig1(t, r, why, collection: str, measure: str, pdf, png) -> None:
     ax.plot(x, t["var"], "s-", ms=3, label="Var")
     ax.plot(x, t["total"], "^-", ms=3, label="Bias² + Var")
     ax.set_xlabel(f"systems sorted by Bias² ({len(t)} systems)")
-    ax.set_ylabel(measure)
+    ax.set_ylabel(f"Bias², Var of {measure} (squared {measure} units)")
     c, m = collection, measure
     title = (f"{c}: Bias², Var of {m} (c = mean per-topic max); Pearson r = {r:.3f}" if r is not None
              else f"{c}: Bias², Var of {m}; Pearson r undefined ({why})")
