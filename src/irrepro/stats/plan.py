@@ -9,8 +9,8 @@ from irrepro.stats.stage import MEASURE_PATTERN
 
 
 def check(config: dict, plan) -> None:
-    s = config.get("stats") or {}
-    if not s.get("enabled", True):
+    s = config.get("stats")
+    if s is None or not s.get("enabled", True):  # no section: a config not validated against the schemas
         return
     for key in ("baseline", "measures"):
         for c in s.get(key) or {}:
@@ -34,7 +34,7 @@ RELIABILITY_KEYS = ("alpha", "seed", "d_study_max_topics", "reliability_target",
 
 def measures(config: dict, plan, collection: str) -> list:
     """The measures compared on a collection: ``stats.measures.<collection>``, else those its score table holds."""
-    ms = (config["stats"].get("measures") or {}).get(collection) or plan.measures.get(collection)
+    ms = ((config.get("stats") or {}).get("measures") or {}).get(collection) or plan.measures.get(collection)
     if ms is None:
         raise InputError(f"config key stats.measures.{collection}: imports.{collection} keeps every measure of its "
                          f"file, unknown before the run; name the measures to compare here (or set "
