@@ -121,3 +121,39 @@ def test_version_names_that_stay_inside_results_are_accepted(version):
     cfg["version"] = version
     validate_config(cfg, SCHEMAS)
     check_version(version)
+
+
+JSON_SCHEMA_KEYWORDS = {
+    "$schema", "$id", "$ref", "$defs", "definitions", "title", "description", "default", "examples", "type", "enum",
+    "const", "properties", "additionalProperties", "patternProperties", "propertyNames", "required", "items",
+    "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format", "minProperties",
+    "maxProperties", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "dependentRequired",
+    "dependentSchemas", "deprecated", "readOnly", "writeOnly",
+}
+
+
+def test_schema_descriptions_are_whole_sentences_not_cut_at_a_comma():
+    """An unquoted description inside a YAML flow mapping ends at its first comma ("(paper 10,000)" became
+    "(paper 10" and a key "000)"): every mapping under a schema uses only JSON Schema keywords, so such a cut fails."""
+    from pathlib import Path
+
+    import yaml
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if "type" in node or "description" in node:
+                stray = set(node) - JSON_SCHEMA_KEYWORDS
+                assert not stray, f"{path}: keys {sorted(stray)} are not JSON Schema keywords (a cut description?)"
+            for k, v in node.items():
+                if k in ("properties", "patternProperties", "$defs", "definitions"):
+                    for name, sub in v.items():
+                        walk(sub, f"{path}.{name}")
+                elif isinstance(v, (dict, list)) and k not in ("default", "examples", "enum", "const"):
+                    walk(v, f"{path}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]")
+
+    for f in sorted((Path(__file__).parents[1] / "workflow" / "schemas").glob("*.yaml")):
+        walk(yaml.safe_load(f.read_text()), f.name)
