@@ -124,7 +124,7 @@ def test_import_measures_are_checked_with_the_config(tmp_path):
     (runs / "a.run").write_text("1 Q0 d 1 1.0 a\n")
     (tmp_path / "q.txt").write_text("1 0 d 1\n")
     spec = {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP", "Foo"]}
-    with pytest.raises(InputError, match=r"config key imports.mine.measures\[1\]: 'Foo' is not a measure"):
+    with pytest.raises(InputError, match=r"config key imports.mine.measures\[1\]: ir_measures cannot parse measure 'Foo'"):
         check_config({"imports": {"mine": spec}})
     spec["measures"] = ["AP", "nDCG@10", "DCG@10"]
     check_config({"imports": {"mine": spec}})
