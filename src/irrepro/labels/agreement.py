@@ -1,4 +1,4 @@
-"""How far computed labels agree with human grades (issue 15, Sec. 2), and the seeded query sample that keeps the
+"""How far computed labels agree with human grades, and the seeded query sample that keeps the
 default run's label stage small.
 
 :func:`agreement` compares each labeler's label distributions p_r (the labels table) with the human grades of the

@@ -1,8 +1,8 @@
-"""How close a local labeler runs to the machine's arithmetic limit (issue 15, Sec. 1), measured in one process.
+"""How close a local labeler runs to the machine's arithmetic limit, measured in one process.
 
 :func:`gemm_peak` is the peak: GFLOP/s of a square float32 ``torch.matmul`` on the labeler's thread count.
-:func:`bench_labeler` labels the same pairs under each ``share_prefix`` mode (``"batch"``: the labeler before
-issue 15), in the order and the calls of :func:`~irrepro.labels.run.label_pairs`, and reports per mode: pairs/s, tokens computed per pair, and the achieved rate
+:func:`bench_labeler` labels the same pairs under each ``share_prefix`` mode (``"batch"``: only the prefix
+common to the prompts of one call), in the order and the calls of :func:`~irrepro.labels.run.label_pairs`, and reports per mode: pairs/s, tokens computed per pair, and the achieved rate
 
     achieved = 2 · N · T / t  (GFLOP/s),
 

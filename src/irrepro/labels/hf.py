@@ -87,7 +87,7 @@ class HFLabeler(Labeler):
     same for every pair of a prompt. ``share_prefix=True`` (default) runs the instruction prefix once per prompt
     and the query's tokens once per query (extending the instruction prefix's KV cache), then only each pair's
     document and answer tokens (:mod:`irrepro.labels.prefix` finds the token boundaries and keeps the KV caches);
-    ``"batch"`` shares only the token prefix common to all prompts of one call (the behaviour before issue 15);
+    ``"batch"`` shares only the token prefix common to all prompts of one call;
     ``False`` runs every prompt in full. Rows of different queries share a batch (their prefix caches stacked),
     sorted by the tokens left to run; models whose cache holds more than keys and values batch one prefix at a
     time. A row is left-padded with attention mask 0 and explicit position ids, so a padded row gives the same

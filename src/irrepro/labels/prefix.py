@@ -1,4 +1,4 @@
-"""Shared prompt prefixes of a causal labeler, computed once (issue 15, Sec. 1).
+"""Shared prompt prefixes of a causal labeler, computed once.
 
 A scoring-mode prompt is ``[chat header + instructions] [query] [document + answer header]``. The first part is the
 same for every pair of a prompt, the first two for every document of a query. Causal attention makes the keys and
