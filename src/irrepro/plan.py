@@ -16,6 +16,7 @@ from pathlib import Path
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ARTIFACTS
+from irrepro.core.evaluation import check_measure
 from irrepro.core.trec import run_files, run_systems
 from irrepro.retrieval.pisa import population
 
@@ -34,14 +35,6 @@ def _check_source(key, spec):
                          f"declared artifacts are listed in src/irrepro/data/artifacts.tsv")
     if has_p and not os.path.isfile(spec["path"]):
         raise InputError(f"config key {key}.path: file {spec['path']!r} not found")
-
-
-def _check_measure(key: str, name: str) -> None:
-    """A measure this installation computes (:func:`irrepro.core.evaluation.check_measure`), else ``InputError``
-    naming ``key``."""
-    from irrepro.core.evaluation import check_measure
-
-    check_measure(name, key)
 
 
 def check_version(version) -> None:
@@ -63,7 +56,7 @@ def check_config(config: dict) -> None:
     if config.get("collections") and not population(config.get("population", {})):
         raise InputError("config key population: the grid is empty; give at least one model (bm25, dph, pl2, qld)")
     for i, m in enumerate(config.get("measures") or []):
-        _check_measure(f"measures[{i}]", m)
+        check_measure(m, f"measures[{i}]")
     both = set(config.get("collections", {})) & set(config.get("imports", {}))
     if both:
         raise InputError(f"config keys collections and imports both define {sorted(both)}; ids must be unique")
@@ -82,7 +75,7 @@ def check_config(config: dict) -> None:
             _check_source(key, spec)
         elif t == "runs":
             for i, m in enumerate(spec.get("measures") or []):
-                _check_measure(f"{key}.measures[{i}]", m)
+                check_measure(m, f"{key}.measures[{i}]")
             for k in ("runs", "qrels"):
                 if not spec.get(k):
                     raise InputError(f"config key {key}.{k}: a runs import needs '{k}'")
