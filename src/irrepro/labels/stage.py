@@ -9,7 +9,7 @@ import pandas as pd
 
 from irrepro.errors import InputError
 from irrepro.labels.base import Labeler
-from irrepro.labels.factory import make_labeler
+from irrepro.labels.factory import calibration_of, make_labeler
 
 #: torch threads of the local labelers (not the job's cores): float sums, hence the labels' last digits, depend on it
 LOCAL_THREADS = 2
@@ -35,7 +35,7 @@ def labeler_spec(spec_json: str, files=()) -> dict:
     spec.pop("artifact", None)
     if spec["backend"] == "file":
         spec["path"] = files[0]
-    if spec["backend"] in ("smollm2", "hf"):
+    if spec["backend"] in ("smollm2", "hf", "biencoder"):
         spec.setdefault("threads", LOCAL_THREADS)
         if "device" in spec:
             spec["device"] = resolve_device(spec["device"])
@@ -87,3 +87,72 @@ def write_labels(table: pd.DataFrame, collection: str, labeler: str, path) -> No
     out["labeler"] = labeler
     out.insert(0, "collection", collection)
     out.to_csv(path, sep="\t", index=False, float_format="%.10g")
+
+
+def scored_prompt(spec: dict, prompt):
+    """The prompt a labeler is run (and cached) under: :data:`~irrepro.labels.encoder.COSINE` for a backend that
+    returns a score to be mapped to grades (:func:`~irrepro.labels.factory.calibration_of`), else ``prompt``."""
+    from irrepro.labels.encoder import COSINE
+
+    return COSINE if calibration_of(spec) is not None else prompt
+
+
+def finish_labels(table: pd.DataFrame, pairs: pd.DataFrame, spec: dict, prompt, log=None) -> pd.DataFrame:
+    """The labels table of ``prompt``'s grades: ``table`` itself, or for a scoring backend (a bi-encoder) the
+    distributions of :func:`irrepro.labels.calibrate.crossfit` from its cosine and the human ``relevance`` of
+    ``pairs`` — each query's labels from a mapping fitted on the other query folds only. The ``labeler`` column
+    gets ``+ordinal-cv<folds>s<seed>`` appended (the table's provenance; the canonical writer replaces it by the
+    config's name)."""
+    cal = calibration_of(spec)
+    if cal is None:
+        return table
+    from irrepro.labels.base import label_columns
+    from irrepro.labels.calibrate import crossfit
+    from irrepro.labels.encoder import cosine_of
+
+    keys = ["query_id", "doc_id"]
+    human = pairs.assign(query_id=pairs.query_id.astype(str), doc_id=pairs.doc_id.astype(str))
+    human = human.drop_duplicates(keys).set_index(keys)["relevance"]
+    idx = pd.MultiIndex.from_arrays([table.query_id.astype(str), table.doc_id.astype(str)])
+    grades = human.reindex(idx)
+    if grades.isna().any():
+        raise InputError(f"{int(grades.isna().sum())} labelled pairs have no human grade in the pairs table: the "
+                         "score-to-grade mapping is fitted on the human grades of the other queries' pairs")
+    s = cosine_of(table[["p_0", "p_1"]].to_numpy())
+    G = prompt.n_grades
+    probs, models = crossfit(s, grades.to_numpy(), table.query_id.astype(str), G, folds=cal["folds"],
+                             seed=cal["calibration_seed"])
+    if log is not None:
+        for m in models:
+            log.info("calibration fold %d: fitted on %d pairs of %d queries: a = %.4g, theta = %s (z = (s - %.4g) / "
+                     "%.4g)", m["fold"], m["train_pairs"], m["train_queries"], m["a"],
+                     ", ".join(f"{t:.4g}" for t in m["theta"]), m["mean"], m["sd"])
+    out = table[["query_id", "doc_id"]].copy()
+    out["labeler"] = table["labeler"].astype(str) + f"+ordinal-cv{cal['folds']}s{cal['calibration_seed']}"
+    out["prompt_id"] = prompt.id
+    for r, c in enumerate(label_columns(G)):
+        out[c] = probs[:, r]
+    return out
+
+
+def sampled(pairs: pd.DataFrame, max_queries: int | None, seed: int) -> pd.DataFrame:
+    """The pairs a labeler with a query sample labels (``labels.collections.<c>.sample.<labeler>``): those of
+    ``max_queries`` queries of the pairs table drawn with ``seed`` (:func:`~irrepro.labels.agreement.sample_queries`);
+    all of them when ``max_queries`` is None."""
+    from irrepro.labels.agreement import sample_queries
+
+    return sample_queries(pairs, max_queries, seed)
+
+
+def write_timing(path, stats: dict, seconds: float) -> None:
+    """``benchmarks/labels_timing/<collection>/<labeler>.json``: the label job's ``pairs`` (distinct), ``cached``, ``labelled``
+    (by the labeler in this job), ``seconds`` (the job's script from before the model load to the last label) and
+    ``pairs_per_s`` = labelled / seconds, model load included (null when nothing was labelled: all cached, or a
+    label file)."""
+    labelled = int(stats.get("labelled") or 0)
+    rec = {"pairs": int(stats.get("pairs") or 0), "cached": int(stats.get("cached") or 0), "labelled": labelled,
+           "seconds": round(float(seconds), 3),
+           "pairs_per_s": round(labelled / seconds, 3) if labelled and seconds > 0 else None}
+    with open(path, "w") as f:
+        json.dump(rec, f, indent=1)
+        f.write("\n")

@@ -16,7 +16,8 @@ class CIPlan:
     """What the CI rules need.
 
     ``collections``: the analysed collections (config order); ``combos``: every (collection, labeler) pair, the
-    labelers of a collection being those of its ``labels.collections`` entry; ``values``: the values files of
+    labelers of a collection being those of its ``labels.collections`` entry that label every pair (not those of
+    its ``sample``); ``values``: the values files of
     Table 1 and Figs 2-4 (the verify table's inputs); ``verify_context``: what the verify table needs besides them
     (the combos the reference rows expand over).
     """
@@ -37,7 +38,7 @@ def resolve(config: dict, spine) -> CIPlan:
         if c not in lc:
             raise InputError(f"config key ci.collections: {c!r} has no entry under labels.collections (which ranking "
                              f"and which labelers)")
-    combos = [(c, lab) for c in collections for lab in lc[c]["labelers"]]
+    combos = [(c, lab) for c in collections for lab in lc[c]["labelers"] if lab not in (lc[c].get("sample") or {})]
     values = [f"{spine.V}/ci/values/table1_{c}.json" for c in collections]
     for fig in FIGURES:
         values += [f"{spine.V}/ci/values/{fig}_{c}_{lab}.json" for c, lab in combos]

