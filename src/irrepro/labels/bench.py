@@ -11,9 +11,15 @@ run at one position per row, are left out), T the tokens computed (shared prefix
 the wall time; achieved / peak is the fraction of the GEMM peak the labeler reaches on the tokens it computes. The
 modes' log-probabilities and labels are compared with the first mode's.
 
+A bi-encoder (:class:`~irrepro.labels.encoder.BiEncoderLabeler`) has no prompt modes: :func:`bench_encoder`
+loads it (timed), encodes the pairs in :func:`~irrepro.labels.run.label_pairs`' order and reports pairs/s with and
+without the load and the same achieved rate, T being the word pieces encoded (padding excluded; each query once),
+against the GEMM peak in the labeler's dtype.
+
 CLI (prints one JSON object): ``python -m irrepro.labels.bench PAIRS.tsv --prompt cranfield --n 160`` with a TSV
 of columns query_id, doc_id, query, text, or the label stage's pairs with ``--topics
-results/v1/collections/cranfield/topics.tsv --dataset cranfield``.
+results/v1/collections/cranfield/topics.tsv --dataset cranfield``; ``--labeler '{"backend": "biencoder", "dtype":
+"bfloat16"}'`` for the bi-encoder.
 """
 from __future__ import annotations
 
@@ -30,13 +36,14 @@ from irrepro.labels.prefix import PrefixStore, TokenStats
 from irrepro.labels.prompts import get_prompt
 
 
-def gemm_peak(threads: int = 2, n: int = 2048, repeats: int = 5) -> float:
-    """GFLOP/s of ``torch.matmul`` on two float32 n × n matrices, ``threads`` torch threads (best of ``repeats``)."""
+def gemm_peak(threads: int = 2, n: int = 2048, repeats: int = 5, dtype: str = "float32") -> float:
+    """GFLOP/s of ``torch.matmul`` on two n × n matrices of ``dtype``, ``threads`` torch threads (best of
+    ``repeats``)."""
     import torch
     prev = torch.get_num_threads()
     torch.set_num_threads(int(threads))
     try:
-        a, b = torch.randn(n, n), torch.randn(n, n)
+        a, b = torch.randn(n, n).to(getattr(torch, dtype)), torch.randn(n, n).to(getattr(torch, dtype))
         torch.matmul(a, b)
         best = float("inf")
         for _ in range(repeats):
@@ -115,6 +122,41 @@ def bench_labeler(labeler, prompt, pairs: pd.DataFrame, modes=("batch", True), t
     return res
 
 
+def bench_encoder(spec: dict, pairs: pd.DataFrame, threads: int = 2, peak: float | None = None) -> dict:
+    """Load a bi-encoder from its :func:`~irrepro.labels.factory.make_labeler` ``spec`` and encode ``pairs``
+    (columns query, text) ``batch_size`` documents at a time, shortest first; see the module docstring. Returns
+    ``{"load_seconds", "seconds", "pairs", "pairs_per_s", "pairs_per_s_with_load", "tokens", "tokens_per_pair",
+    "non_embedding_params", "achieved_gflops", "peak_gflops", "achieved_over_peak", "dtype", "load_avg",
+    "load_avg_end"}``."""
+    import torch
+
+    from irrepro.labels.factory import make_labeler
+
+    torch.set_num_threads(int(threads))
+    dtype = spec.get("dtype", "float32")
+    peak = gemm_peak(threads, dtype=dtype) if peak is None else float(peak)
+    res = {"dtype": dtype, "threads": int(threads), "load_avg": list(os.getloadavg())}
+    t0 = time.perf_counter()
+    lab = make_labeler({**spec, "threads": threads})
+    res["load_seconds"] = time.perf_counter() - t0
+    # the embeddings are look-ups; the pooler (a dense layer on [CLS]) is not used by mean pooling
+    N = sum(p.numel() for name, p in lab.model.named_parameters() if "embeddings" not in name and "pooler" not in name)
+    order = _ordered(pairs)
+    q, d = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+    lab.tokens = 0
+    t0 = time.perf_counter()
+    for i in range(0, len(order), lab.batch_size):
+        idx = order[i:i + lab.batch_size]
+        lab.cosine([q[j] for j in idx], [d[j] for j in idx])
+    dt = time.perf_counter() - t0
+    achieved = 2.0 * N * lab.tokens / dt / 1e9
+    res.update(seconds=dt, pairs=len(pairs), pairs_per_s=len(pairs) / dt,
+               pairs_per_s_with_load=len(pairs) / (dt + res["load_seconds"]), tokens=lab.tokens,
+               tokens_per_pair=lab.tokens / len(pairs), non_embedding_params=N, achieved_gflops=achieved,
+               peak_gflops=peak, achieved_over_peak=achieved / peak, load_avg_end=list(os.getloadavg()))
+    return res
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("pairs", help="TSV with columns query_id, doc_id, query, text; or a label stage pairs.tsv "
@@ -137,6 +179,9 @@ def main(argv=None) -> None:
     if a.n:
         pairs = pairs.head(a.n)
     spec = json.loads(a.labeler)
+    if spec.get("backend") == "biencoder":
+        print(json.dumps(bench_encoder(spec, pairs, threads=a.threads), indent=1))
+        return
     spec.setdefault("threads", a.threads)
     lab = make_labeler(spec)
     modes = [{"false": False, "query": True}.get(m, m) for m in a.modes.split(",")]

@@ -144,12 +144,12 @@ def sampled(pairs: pd.DataFrame, max_queries: int | None, seed: int) -> pd.DataF
     return sample_queries(pairs, max_queries, seed)
 
 
-def write_timing(path, stats: dict, seconds: float) -> None:
+def write_timing(path, stats: dict, seconds: float, computed: bool = True) -> None:
     """``benchmarks/labels_timing/<collection>/<labeler>.json``: the label job's ``pairs`` (distinct), ``cached``, ``labelled``
     (by the labeler in this job), ``seconds`` (the job's script from before the model load to the last label) and
-    ``pairs_per_s`` = labelled / seconds, model load included (null when nothing was labelled: all cached, or a
-    label file)."""
-    labelled = int(stats.get("labelled") or 0)
+    ``pairs_per_s`` = labelled / seconds, model load included (null when nothing was labelled: all cached, or
+    ``computed`` is False: labels looked up in a label file)."""
+    labelled = int(stats.get("labelled") or 0) if computed else 0
     rec = {"pairs": int(stats.get("pairs") or 0), "cached": int(stats.get("cached") or 0), "labelled": labelled,
            "seconds": round(float(seconds), 3),
            "pairs_per_s": round(labelled / seconds, 3) if labelled and seconds > 0 else None}

@@ -21,6 +21,6 @@ with log_to(sm.log[0]) as log:
              len(pairs), prompt.id, prompt.hash, spec.get("device", "-"), sm.params.cache)
     stats = {}
     out = label_pairs(labeler, scored_prompt(spec, prompt), pairs, cache_path=sm.params.cache, stats=stats)
-    write_timing(sm.output.timing, stats, time.time() - t0)
+    write_timing(sm.output.timing, stats, time.time() - t0, computed=spec["backend"] != "file")
     out = finish_labels(out, pairs, spec, prompt, log)
     write_labels(out, sm.wildcards.collection, sm.wildcards.labeler, sm.output.labels)
