@@ -164,6 +164,7 @@ def main(argv=None) -> None:
     ap.add_argument("--topics", help="topics.tsv of the collection (texts of the queries)")
     ap.add_argument("--dataset", help="ir_datasets id of the documents (with --topics)")
     ap.add_argument("--home", default="resources/ir_datasets", help="IR_DATASETS_HOME (with --topics)")
+    ap.add_argument("--jsonl", help="the documents as JSONL (a collection's docs_artifact) instead of ir_datasets'")
     ap.add_argument("--prompt", default="cranfield")
     ap.add_argument("--labeler", default='{"backend": "smollm2"}', help="make_labeler spec (JSON)")
     ap.add_argument("--n", type=int, default=None, help="first n pairs only")
@@ -173,7 +174,7 @@ def main(argv=None) -> None:
     from irrepro.labels.factory import make_labeler
     if a.topics:
         from irrepro.labels.stage import pairs_with_texts
-        pairs = pairs_with_texts(a.pairs, a.topics, texts=True, dataset=a.dataset, home=a.home)
+        pairs = pairs_with_texts(a.pairs, a.topics, texts=True, dataset=a.dataset, home=a.home, jsonl=a.jsonl)
     else:
         pairs = pd.read_csv(a.pairs, sep="\t", dtype=str, keep_default_na=False)
     if a.n:
