@@ -91,6 +91,7 @@ def plot_cost(table: pd.DataFrame, top: int = 15):
     ax.barh(range(len(labels))[::-1], walls, color="#4c72b0")
     ax.set_yticks(range(len(labels))[::-1], labels, fontsize=8)
     ax.set_xlabel("wall time summed over the rule's jobs (s)")
+    ax.set_ylabel("rule")
     total = float(t["wall_s"].sum())
     ax.set_title(f"Cost per rule (all jobs: {total:.0f} s of wall time)", fontsize=10)
     fig.tight_layout()

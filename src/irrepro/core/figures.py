@@ -10,11 +10,35 @@ def save(fig, pdf, png):
     plt.close(fig)
 
 
+def _num(x):
+    """A finite-or-infinite float from a verify-table cell; None for empty, NaN, text and booleans."""
+    import math
+
+    if isinstance(x, bool) or str(x).strip().lower() in ("true", "false"):
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def _verdict(x):
+    s = str(x).strip().lower()
+    return True if s == "true" else False if s == "false" else None
+
+
 def verify_figure(table, title: str = ""):
-    """Every numeric ``check`` row of a verify table: ours − the paper's (a dot; an x when not ok, orange when the
-    difference is explained, red when not) against the
-    row's tolerance (the error bar around 0: the accepted band), on a symmetric-log axis so that rows of every
-    scale fit; a row without a value is a grey "missing" at 0. Labels give the item, the paper's value and ours."""
+    """A verify table as a figure: every ``check`` row with a numeric paper value in the top panel, every ``claim``
+    row (and every ``check`` row whose paper value is not a number) in the bottom panel; a table with neither says
+    so in the axes.
+
+    Top: ours − the paper's (a dot within the row's tolerance; an x when not ok, orange when the difference is
+    explained, red when not) against the tolerance (the error bar around 0: the accepted band), on a symmetric-log
+    axis whose limits hold every finite difference and tolerance with room to spare, so no point sits on or beyond
+    the edge; a difference that is not finite (ours ±inf) is a triangle at the edge with its value written beside
+    it; a row without a value is a grey "missing" at 0. Labels give the item, the paper's value and ours.
+    Bottom: a claim's verdict (holds / fails / not tested), one row each."""
     import math
 
     import matplotlib
@@ -22,37 +46,74 @@ def verify_figure(table, title: str = ""):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    def num(x):
-        try:
-            v = float(x)
-        except (TypeError, ValueError):
-            return None
-        return None if math.isnan(v) else v
-
-    t = table[table["kind"].fillna("check").eq("check")]
-    t = t[t["paper"].map(lambda p: num(p) is not None and not isinstance(p, bool)
-                         and str(p).lower() not in ("true", "false"))]
-    n = max(len(t), 1)
-    fig, ax = plt.subplots(figsize=(9, 0.8 + 0.16 * n))
-    labels = []
-    for i, r in enumerate(t.itertuples(index=False)):
-        paper, ours, tol = num(r.paper), num(r.reproduced), num(r.tolerance) or 0.0
-        ok = str(r.ok).strip().lower() == "true"
-        y = n - 1 - i
-        ax.errorbar(0, y, xerr=tol, fmt="none", ecolor="0.6", capsize=2, lw=1)
-        if ours is None:
-            ax.text(0, y, "missing", color="0.5", fontsize=6, ha="center", va="center")
-            labels.append(f"{r.item}  paper {paper:.4g}, ours -")
-        else:
+    kind = table["kind"].fillna("check")
+    numeric = table["paper"].map(lambda p: _num(p) is not None)
+    t = table[kind.eq("check") & numeric]
+    c = table[kind.eq("claim") | (kind.eq("check") & ~numeric)]
+    panels = [p for p in (t, c) if len(p)] or [t]
+    heights = [max(len(p), 1) for p in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 1.2 * len(panels) + 0.16 * sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    axes = list(axes[:, 0])
+    if len(t) or not len(c):
+        ax = axes[0]
+        n = max(len(t), 1)
+        diffs = []
+        for r in t.itertuples(index=False):
+            ours = _num(r.reproduced)
+            if ours is not None and math.isfinite(ours - _num(r.paper)):
+                diffs.append(abs(ours - _num(r.paper)))
+            diffs.append(abs(_num(r.tolerance) or 0.0))
+        # the smallest power of ten above 1.5 x the largest finite |difference| or tolerance: on the symlog axis
+        # that leaves at least log10(1.5) of a decade between any point and the edge
+        lim = 10.0 ** math.ceil(math.log10(max(diffs + [1e-3]) * 1.5))
+        labels = []
+        for i, r in enumerate(t.itertuples(index=False)):
+            paper, ours, tol = _num(r.paper), _num(r.reproduced), _num(r.tolerance) or 0.0
+            ok = _verdict(r.ok) is True
+            y = n - 1 - i
+            ax.errorbar(0, y, xerr=tol, fmt="none", ecolor="0.6", capsize=2, lw=1)
+            if ours is None:
+                ax.text(0, y, "missing", color="0.5", fontsize=6, ha="center", va="center")
+                labels.append(f"{r.item}  paper {paper:.4g}, ours -")
+                continue
             explained = str(r.note).startswith("explained:")
-            ax.plot(ours - paper, y, "o" if ok else "x", ms=4,
-                    color="tab:green" if ok else "tab:orange" if explained else "tab:red")
+            color = "tab:green" if ok else "tab:orange" if explained else "tab:red"
+            d = ours - paper
+            if math.isfinite(d):
+                ax.plot(d, y, "o" if ok else "x", ms=4, color=color)
+            else:  # at the edge, its value beside it
+                edge = lim if d > 0 else -lim
+                ax.plot(edge, y, ">" if d > 0 else "<", ms=5, color=color, clip_on=False)
+                ax.text(edge * 0.5, y, f"{d:+g} ", color=color, fontsize=6, ha="right" if d > 0 else "left",
+                        va="center")
             labels.append(f"{r.item}  paper {paper:.4g}, ours {ours:.4g}")
-    ax.set_yticks(range(n - 1, n - 1 - len(labels), -1), labels, fontsize=6)
-    ax.set_xscale("symlog", linthresh=1e-4)
-    ax.axvline(0, color="0.8", lw=0.5, zorder=0)
-    ax.set_xlabel("ours − paper (bar: ± tolerance; green o within; x not: orange explained, red not)", fontsize=8)
-    ax.set_title(title, fontsize=8)
-    ax.set_ylim(-0.8, n - 0.2)
+        ax.set_yticks(range(n - 1, n - 1 - len(labels), -1), labels, fontsize=6)
+        ax.set_xscale("symlog", linthresh=1e-4)
+        ax.set_xlim(-lim, lim)
+        ax.axvline(0, color="0.8", lw=0.5, zorder=0)
+        ax.set_xlabel("ours − paper (bar: ± tolerance; green o within; x not: orange explained, red not;"
+                      " triangle: not finite, at the edge)", fontsize=7)
+        ax.set_ylabel("numeric check (item, paper, ours)", fontsize=7)
+        ax.set_ylim(-0.8, n - 0.2)
+        if not len(t):
+            ax.text(0, 0, "no numeric check rows and no claims", ha="center", va="center", fontsize=8)
+    if len(c):
+        ax = axes[-1]
+        n = len(c)
+        names = {True: "holds", False: "fails", None: "not tested"}
+        styles = {True: ("o", "tab:green"), False: ("x", "tab:red"), None: ("s", "0.6")}
+        for i, r in enumerate(c.itertuples(index=False)):
+            v = _verdict(r.ok)
+            mk, color = styles[v]
+            ax.plot([1, 0, 2][[True, False, None].index(v)], n - 1 - i, mk, ms=5, color=color)
+        ax.set_yticks(range(n - 1, -1, -1), [str(r.item) for r in c.itertuples(index=False)], fontsize=6)
+        ax.set_xticks([0, 1, 2], [names[False], names[True], names[None]], fontsize=7)
+        ax.set_xlim(-0.5, 2.5)
+        ax.set_ylim(-0.8, n - 0.2)
+        ax.set_xlabel("verdict of the claim on our data", fontsize=7)
+        ax.set_ylabel("claim", fontsize=7)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_title(title, fontsize=8)
     fig.tight_layout()
     return fig

@@ -31,6 +31,7 @@ def agreement_figure(table: pd.DataFrame, title: str = ""):
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xticks(range(len(collections)), collections, rotation=20)
         ax.set_title(label, fontsize=10)
+        ax.set_xlabel("collection")
         ax.set_ylim(min(-0.2, float(np.nanmin(table[list(PANELS)].to_numpy(dtype=float))) - 0.05), 1.0)
         ax.grid(axis="y", alpha=0.3)
     np.atleast_1d(axes)[0].set_ylabel("agreement with the human grades")

@@ -3,7 +3,7 @@ the MAP of the target query model (the paper's third upper-bound setting, a real
 from irrepro.core.io import write_table, write_values
 from irrepro.core.logs import log_to
 from irrepro.core.scores import read_scores, to_matrix
-from irrepro.papers.bv.plots import sigir13_figs
+from irrepro.papers.bv.plots import save, sigir13_figs
 from irrepro.papers.bv.sigir13 import family_bias_variance
 
 sm = snakemake  # noqa: F821
@@ -13,4 +13,4 @@ with log_to(sm.log[0]) as log:
     write_table(t.round(6), csv=sm.output.csv, index=True)
     log.info("%s", values)
     write_values(values, sm.output.values)
-    sigir13_figs(t, c_target, c, sm.output.pdf, sm.output.png)
+    save(sigir13_figs(t, c_target, c), sm.output.pdf, sm.output.png)

@@ -4,7 +4,7 @@ import json
 
 from irrepro.core.io import write_table, write_values
 from irrepro.core.logs import log_to
-from irrepro.papers.bv.plots import session_figs
+from irrepro.papers.bv.plots import save, session_figs
 from irrepro.papers.bv.session import table12
 
 sm = snakemake  # noqa: F821
@@ -15,5 +15,5 @@ with log_to(sm.log[0]):
     write_table(per, csv=sm.output.systems, float_format="%.6f")
     with open(sm.output.md, "w") as f:
         f.write(md)
-    session_figs(per, tracks, sm.params.measure, sm.output.png, sm.output.pdf)
+    save(session_figs(per, tracks, sm.params.measure), sm.output.pdf, sm.output.png)
     write_values(values, sm.output.values)

@@ -21,7 +21,7 @@ with log_to(sm.log[0]) as log:
     write_runs(runs, sm.output.runs)
     summ = summarise(runs, "n")
     write_table(summ, csv=sm.output.csv, float_format="%.6g")
-    fig = plots.fig2(summ, f"{c}, labels: {lab} ({len(qids)} queries, {p.repetitions} runs)", p.alpha)
+    fig = plots.fig2(summ, f"{c}, labels: {lab} ({len(qids)} queries, {p.repetitions} repetitions)", p.alpha)
     plots.save(fig, sm.output.pdf, sm.output.png)
     write_values(fig2_claims(summ, c, lab, ns, p.alpha, n_validation(len(qids))), sm.output.values)
     log.info("\n%s", summ.round(3).to_string())

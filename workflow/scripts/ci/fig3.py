@@ -21,7 +21,7 @@ with log_to(sm.log[0]) as log:
                               batches=p.batches, target=p.target,
                               split=p.split, bootstrap=p.bootstrap, label_gain=p.label_gain)
     write_table(table, csv=sm.output.csv, float_format="%.6g")
-    fig = plots.fig3(bs, zs, f"{c}, labels: {lab}, n = {n} ({p.repetitions} runs)")
+    fig = plots.fig3(bs, zs, f"{c}, labels: {lab}, n = {n} ({p.repetitions} repetitions)")
     plots.save(fig, sm.output.pdf, sm.output.png)
     write_values(fig3_claims(bs, zs, c, lab, p.betas, p.zetas, p.alpha), sm.output.values)
     log.info("beta:\n%s\nzeta:\n%s", bs.round(3).to_string(), zs.round(3).to_string())

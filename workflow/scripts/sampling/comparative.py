@@ -20,7 +20,7 @@ with log_to(sm.log[0]) as log:
     with open(sm.output.md, "w") as f:
         f.write(tables.comparative_markdown(table, data))
     acc.round(6).to_csv(sm.output.accuracy, index=False)
-    plots.save(plots.fig_accuracy(acc, data), sm.output.pdf, sm.output.png)
+    plots.save(plots.fig_accuracy(acc, data, p.accuracy_trials), sm.output.pdf, sm.output.png)
     values = claims.comparative_values(data, table, var)
     if data == "synth":
         with open(sm.output.tables24, "w") as f:

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from irrepro.core.figures import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
 
@@ -30,31 +31,49 @@ def _lines(ax, s: pd.DataFrame, by: str, col: str):
         ax.fill_between(d[by], d[f"{col}_lo"], d[f"{col}_hi"], color=COLORS[m], alpha=0.15, lw=0)
 
 
+def _legend(ax, band: str, extra=()):
+    """The methods' lines, then what the shaded bands (and any reference line in ``extra``) are."""
+    h, lab = ax.get_legend_handles_labels()
+    h.append(Patch(facecolor="0.5", alpha=0.3, lw=0))
+    lab.append(band)
+    for handle, text in extra:
+        h.append(handle)
+        lab.append(text)
+    ax.legend(h, lab, fontsize=6.5)
+
+
+WIDTH_BAND = "band: 2.5–97.5 percentiles of the width\nover the repetitions"
+
+
 def fig2(summary: pd.DataFrame, title: str, alpha: float = 0.05):
-    """Fig. 2: width (top) and coverage (bottom) against the number of human-labelled queries n."""
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(4.2, 5.6), sharex=True)
+    """Fig. 2: width (top) and coverage (bottom) against the number of human-labelled queries n; each point is the
+    mean over the repetitions (:func:`irrepro.papers.ci.summary.summarise`)."""
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(4.4, 6.0), sharex=True)
     _lines(a1, summary, "n", "width")
     _lines(a2, summary, "n", "coverage")
-    a2.axhline(1 - alpha, color="black", ls="--", lw=0.8)
-    a1.set_ylabel("CI width (DCG@10)")
-    a2.set_ylabel("coverage")
+    nominal = a2.axhline(1 - alpha, color="black", ls="--", lw=0.8)
+    a1.set_ylabel("mean CI width (DCG@10)")
+    a2.set_ylabel("coverage (share of repetitions\nwhose CI holds the true value)")
     a2.set_xlabel("number of human-labelled queries n")
     a2.set_ylim(max(0.0, min(0.7, float(np.nanmin(summary.coverage_lo)) - 0.02)), 1.01)
     a1.set_title(title, fontsize=9)
-    a1.legend(fontsize=7)
+    _legend(a1, WIDTH_BAND)
+    _legend(a2, "band: 95% Wilson interval of the coverage",
+            [(nominal, f"dashed: nominal coverage 1 − α = {1 - alpha:g}")])
     fig.tight_layout()
     return fig
 
 
 def fig3(beta_summary: pd.DataFrame, zeta_summary: pd.DataFrame, title: str):
     """Fig. 3: width against adversarial bias β (left) and oracle weight ζ (right)."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.6, 3.2), sharey=False)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.6, 3.4), sharey=False)
     _lines(a1, beta_summary, "beta", "width")
     _lines(a2, zeta_summary, "zeta", "width")
     a1.set_xlabel("adversarial bias β")
     a2.set_xlabel("oracle weight ζ")
-    a1.set_ylabel("CI width (DCG@10)")
-    a1.legend(fontsize=7)
+    a1.set_ylabel("mean CI width (DCG@10)")
+    a2.set_ylabel("mean CI width (DCG@10)")
+    _legend(a1, WIDTH_BAND)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
@@ -62,23 +81,24 @@ def fig3(beta_summary: pd.DataFrame, zeta_summary: pd.DataFrame, title: str):
 
 def fig4(per_query: pd.DataFrame, title: str):
     """Fig. 4: per-query CRC intervals on the test queries, sorted by true DCG (descending), one panel per ζ.
-    Green dots: true value covered; red: not covered; blue: the LLM-predicted value."""
+    Green dots: true value covered; red: not covered; blue: the LLM-predicted value (all in the legend)."""
     zetas = sorted(per_query.zeta.unique())
-    fig, axes = plt.subplots(1, len(zetas), figsize=(3.4 * len(zetas), 3.0), sharey=True)
+    fig, axes = plt.subplots(1, len(zetas), figsize=(3.4 * len(zetas), 3.2), sharey=True)
     axes = np.atleast_1d(axes)
     for ax, z in zip(axes, zetas):
         d = per_query[per_query.zeta == z].sort_values(["true", "query_id"], ascending=[False, True])
         x = np.arange(len(d))
         ok = d.low.notna().to_numpy()
-        ax.vlines(x[ok], d.low[ok], d.high[ok], color="grey", lw=1.5, alpha=0.6)
+        ax.vlines(x[ok], d.low[ok], d.high[ok], color="grey", lw=1.5, alpha=0.6, label="CRC interval")
         cov = d.covered.fillna(False).astype(bool).to_numpy()
-        ax.scatter(x[cov], d.true[cov], s=8, color="tab:green", zorder=3)
-        ax.scatter(x[~cov], d.true[~cov], s=8, color="tab:red", zorder=3)
-        ax.scatter(x, d.predicted, s=5, color="tab:blue", zorder=2)
+        ax.scatter(x[cov], d.true[cov], s=8, color="tab:green", zorder=3, label="true value, covered")
+        ax.scatter(x[~cov], d.true[~cov], s=8, color="tab:red", zorder=3, label="true value, not covered")
+        ax.scatter(x, d.predicted, s=5, color="tab:blue", zorder=2, label="LLM-predicted value")
         ax.set_title(f"ζ = {z:g} (coverage {cov.mean():.2f})", fontsize=8)
         ax.set_xlabel("test queries (by true DCG@10)")
         ax.set_xticks([])
     axes[0].set_ylabel("DCG@10")
+    axes[0].legend(fontsize=6.5, loc="upper right")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig

@@ -11,8 +11,9 @@ import pandas as pd  # noqa: E402
 from irrepro.core.figures import save  # noqa: E402,F401  (scripts call plots.<paper>.save)
 
 
-def fig_across_k(summary: pd.DataFrame, ks, alphas, gain="binary", prior="uniform"):
-    """Fig. 2: one panel per measure (ES, VB_alpha), x = k, one line per system (collection means)."""
+def fig_across_k(summary: pd.DataFrame, ks, alphas, gain="binary", prior="uniform", collection: str = ""):
+    """Fig. 2: one panel per measure (ES, VB_alpha), x = k, one line per system (means over the topics of
+    ``collection``)."""
     d = summary[(summary.gain == gain) & (summary.prior == prior) & summary.k.isin(ks)]
     measures = [("ES", 0.0)] + [(f"VB$_{{{a:g}}}$", a) for a in alphas if a > 0]
     fig, axes = plt.subplots(1, len(measures), figsize=(3.6 * len(measures), 3.4), sharey=True)
@@ -28,14 +29,17 @@ def fig_across_k(summary: pd.DataFrame, ks, alphas, gain="binary", prior="unifor
         ax.set_xlabel("cut-off k")
         ax.set_title(label)
     axes[0].set_ylabel(f"mean over topics ({gain} gain, {prior} prior)")
-    axes[-1].legend(fontsize=7, loc="best")
+    axes[-1].legend(fontsize=7, loc="best", title="system", title_fontsize=7)
+    where = f"{collection}: " if collection else ""
+    fig.suptitle(f"{where}ES and VB against the cut-off k, one line per system", fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def fig_forest(forest: pd.DataFrame, measure: str, alpha: float, gain="binary", level=0.95):
+def fig_forest(forest: pd.DataFrame, measure: str, alpha: float, gain="binary", level=0.95, collection: str = ""):
     """Figs 3-4: point estimate and CI per system; CIs over queries (uniform and mass priors) and over pooled
-    intents (uniform over all topic-subtopic pairs, the paper's student-pipeline setting)."""
+    intents (uniform over all topic-subtopic pairs, the paper's student-pipeline setting). The legend sits above
+    the axes, clear of the x-axis label; the title names ``collection``."""
     d = forest[(forest.gain == gain) & np.isclose(forest.alpha, alpha)]
     systems = sorted(d.system.unique())
     variants = [("queries", "uniform"), ("queries", "mass"), ("intents", "pooled")]
@@ -54,6 +58,10 @@ def fig_forest(forest: pd.DataFrame, measure: str, alpha: float, gain="binary", 
     k = int(d.k.iloc[0]) if len(d) else 0
     name = "ES" if measure == "ES" else f"VB$_{{{alpha:g}}}$"
     ax.set_xlabel(f"{name}@{k} ({gain} gain) with {int(level * 100)}% bootstrap CI")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
+    ax.set_ylabel("system")
+    where = f"{collection}: " if collection else ""
+    ax.set_title(f"{where}{name}@{k} per system", fontsize=9)
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=1, frameon=False)
+    fig.set_figheight(fig.get_figheight() + 0.2 * len(variants) + 0.3)
     fig.tight_layout()
     return fig
