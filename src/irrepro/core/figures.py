@@ -91,9 +91,21 @@ def verify_figure(table, title: str = ""):
         ax.set_yticks(range(n - 1, n - 1 - len(labels), -1), labels, fontsize=6)
         ax.set_xscale("symlog", linthresh=1e-4)
         ax.set_xlim(-lim, lim)
+        top = round(math.log10(lim))
+        step = max(1, math.ceil((top + 4) / 4))  # at most five decades a side, from the linear threshold 1e-4 up
+        decades = [10.0 ** e for e in range(top, -5, -step)][::-1]
+        ticks = [-d for d in decades[::-1]] + [0.0] + decades
+        ax.set_xticks(ticks, [f"{x:g}" for x in ticks], fontsize=6)
+        ax.minorticks_off()
         ax.axvline(0, color="0.8", lw=0.5, zorder=0)
-        ax.set_xlabel("ours − paper (bar: ± tolerance; green o within; x not: orange explained, red not;"
-                      " triangle: not finite, at the edge)", fontsize=7)
+        ax.set_xlabel("ours − paper (symmetric log scale; bar: ± the row's tolerance)", fontsize=7)
+        from matplotlib.lines import Line2D
+
+        keys = [("o", "tab:green", "within tolerance"), ("x", "tab:orange", "differs, explained"),
+                ("x", "tab:red", "differs, unexplained"), (">", "0.4", "not finite: at the edge, value beside")]
+        ax.legend([Line2D([], [], ls="none", marker=m, color=c) for m, c, _ in keys], [k[2] for k in keys],
+                  fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.set_title(f"{len(t)} numeric check rows", fontsize=8)
         ax.set_ylabel("numeric check (item, paper, ours)", fontsize=7)
         ax.set_ylim(-0.8, n - 0.2)
         if not len(t):
@@ -114,6 +126,7 @@ def verify_figure(table, title: str = ""):
         ax.set_xlabel("verdict of the claim on our data", fontsize=7)
         ax.set_ylabel("claim", fontsize=7)
         ax.grid(axis="x", alpha=0.3)
-    axes[0].set_title(title, fontsize=8)
+        ax.set_title(f"{n} claims", fontsize=8)
+    fig.suptitle(title, fontsize=8)
     fig.tight_layout()
     return fig

@@ -56,7 +56,7 @@ def fig2(summary: pd.DataFrame, title: str, alpha: float = 0.05):
     a2.set_ylabel("coverage (share of repetitions\nwhose CI holds the true value)")
     a2.set_xlabel("number of human-labelled queries n")
     a2.set_ylim(max(0.0, min(0.7, float(np.nanmin(summary.coverage_lo)) - 0.02)), 1.01)
-    a1.set_title(title, fontsize=9)
+    fig.suptitle(title, fontsize=9)
     _legend(a1, WIDTH_BAND)
     _legend(a2, "band: 95% Wilson interval of the coverage",
             [(nominal, f"dashed: nominal coverage 1 − α = {1 - alpha:g}")])
