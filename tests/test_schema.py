@@ -157,3 +157,82 @@ def test_schema_descriptions_are_whole_sentences_not_cut_at_a_comma():
 
     for f in sorted((Path(__file__).parents[1] / "workflow" / "schemas").glob("*.yaml")):
         walk(yaml.safe_load(f.read_text()), f.name)
+
+
+# ---- the population: grids and single systems ----
+
+def _names(spec):
+    from irrepro.retrieval.pisa import population
+    return [s.name for s in population(spec)]
+
+
+def test_default_population_is_the_grid_product_in_order():
+    """config/config.yaml's population (grids only) expands to every combination, models in a fixed order, then
+    each with RM3: the single-systems lists leave a grid-only config's systems as they were."""
+    import itertools
+
+    pop = _config("config.yaml")["population"]
+    first = [f"bm25_k1-{k:g}_b-{b:g}" for k, b in itertools.product(pop["bm25"]["k1"], pop["bm25"]["b"])]
+    first += ["dph"] + [f"pl2_c-{c:g}" for c in pop["pl2"]["c"]] + [f"qld_mu-{m:g}" for m in pop["qld"]["mu"]]
+    r = pop["rm3"]
+    rm3 = [f"{s}+rm3_fb-{r['fb_docs']}_terms-{r['fb_terms']}_lambda-{lam:g}" for s in first for lam in r["lambda"]]
+    assert _names(pop) == first + rm3
+    assert len(first) == 4 * 2 + 1 + 2 + 3
+
+
+def test_a_single_system_beside_the_grid_adds_exactly_one():
+    grid = {"bm25": {"k1": [0.9, 1.2], "b": [0.4, 0.75]}, "rm3": {"enabled": False}}
+    extra = copy.deepcopy(grid)
+    extra["bm25"]["systems"] = [{"k1": 1.5, "b": 0.3}]
+    assert _names(extra) == _names(grid) + ["bm25_k1-1.5_b-0.3"]
+    # the grid over both values of each parameter would have added four (k1 1.5 with 0.4, 0.75 ...), not one
+    both = {"bm25": {"k1": [0.9, 1.2, 1.5], "b": [0.4, 0.75, 0.3]}, "rm3": {"enabled": False}}
+    assert len(_names(both)) - len(_names(grid)) == 5
+    alone = {"qld": {"systems": [{"mu": 750}, {"mu": 1500.5}]}, "rm3": {"enabled": True, "fb_docs": 10,
+                                                                        "fb_terms": 20, "lambda": [0.5]}}
+    assert _names(alone) == ["qld_mu-750", "qld_mu-1500.5", "qld_mu-750+rm3_fb-10_terms-20_lambda-0.5",
+                             "qld_mu-1500.5+rm3_fb-10_terms-20_lambda-0.5"]
+
+
+@pytest.mark.parametrize("spec, match", [
+    ({"bm25": {"k1": [0.9], "b": [0.4], "systems": [{"k1": 0.9, "b": 0.4}]}},
+     r"population.bm25.systems\[0\]: system bm25_k1-0.9_b-0.4 is already given by population.bm25"),
+    ({"bm25": {"k1": [2, 2.0], "b": [0.4]}}, r"bm25_k1-2_b-0.4 is already given"),
+    ({"pl2": {"systems": [{"c": 1}, {"c": 1.0}]}}, r"population.pl2.systems\[1\]: .*population.pl2.systems\[0\]"),
+    ({"bm25": {"k1": [0.9]}}, r"population.bm25: a grid needs every parameter.*missing \['b'\]"),
+    ({"bm25": {"systems": [{"k1": 0.9}]}}, r"population.bm25.systems\[0\]: .*exactly \['k1', 'b'\]"),
+])
+def test_population_given_twice_or_incomplete_is_an_error_naming_the_key(spec, match):
+    with pytest.raises(InputError, match=match):
+        _names(spec)
+
+
+@pytest.mark.parametrize("bm25, ok", [
+    ({"systems": [{"k1": 1.2, "b": 0.3}]}, True),
+    ({"k1": [0.9], "b": [0.4], "systems": [{"k1": 1.2, "b": 0.3}]}, True),
+    ({"k1": [0.9]}, False),                                   # a grid without b
+    ({"systems": [{"k1": 1.2}]}, False),                      # a system without b
+    ({"systems": [{"k1": 1.2, "b": 0.3, "c": 1}]}, False),    # a parameter BM25 does not have
+    ({"systems": [{"k1": 1.2, "b": 3}]}, False),              # b out of [0, 1]
+    ({"systems": []}, False),
+])
+def test_schema_takes_single_systems_beside_grids(bm25, ok):
+    cfg = _config()
+    cfg["population"] = {"bm25": bm25}
+    if ok:
+        validate_config(cfg, SCHEMAS)
+    else:
+        with pytest.raises(InputError, match="population"):
+            validate_config(cfg, SCHEMAS)
+
+
+@pytest.mark.parametrize("values", [[2.0, 2.5, 0.1 + 0.2, 0.3, 1e-05, 100000.0, 7]])
+def test_system_names_are_distinct_per_value_and_read_back(values):
+    """A whole number is written without ``.0`` (2.0 and 2 are one value); distinct values never share a name,
+    and every name reads back to its values."""
+    from irrepro.retrieval.pisa import System, parse_system
+    systems = [System("qld", (("mu", float(v)),)) for v in values]
+    names = [s.name for s in systems]
+    assert len(set(names)) == len(values)
+    assert [parse_system(n) for n in names] == systems
+    assert names[0] == "qld_mu-2" and names[-1] == "qld_mu-7"

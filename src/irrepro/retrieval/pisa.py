@@ -25,6 +25,9 @@ MODELS = {"bm25": ("k1", "b"), "dph": (), "pl2": ("c",), "qld": ("mu",)}
 
 
 def _fmt(v) -> str:
+    """A parameter value in a system name: Python's shortest repr that reads back as the same float, with a whole
+    number written without ``.0`` (``2.0`` and ``2`` are one value, so one system, ``bm25_k1-2_b-0.75``). Distinct
+    values never share a name, and :func:`parse_system` reads every name back to its values."""
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     return str(v)
@@ -69,21 +72,43 @@ def parse_system(name: str) -> System:
 
 
 def population(spec: Mapping) -> list[System]:
-    """Expand the config's population grid into systems (deterministic order).
+    """Expand the config's population into systems (deterministic order).
 
-    ``spec`` has one key per model with a mapping of parameter -> list of values (``{}`` for DPH), and an ``rm3``
-    key with ``fb_docs``, ``fb_terms`` and a list ``lambda``; every first-stage system is run with and without RM3
-    for each λ (when ``rm3.enabled``).
+    ``spec`` has one key per model with a mapping of parameter -> list of values, the grid (``{}`` for DPH), and
+    optionally ``systems``, a list of single systems, each a mapping of every parameter -> one value, appended after
+    the grid in their order (``bm25: {k1: [0.9], b: [0.4], systems: [{k1: 1.2, b: 0.3}]}`` is two systems, not the
+    four of a grid over both k1 and both b); a model may give the list alone. An ``rm3`` key with ``fb_docs``,
+    ``fb_terms`` and a list ``lambda``: every first-stage system is run with and without RM3 for each λ (when
+    ``rm3.enabled``). A system given twice (a grid value repeated, a listed system inside the grid) is an error.
     """
     systems = []
     for model in ("bm25", "dph", "pl2", "qld"):
         if model not in spec or spec[model] is None:
             continue
-        grid = spec[model]
         names = MODELS[model]
-        values = [grid[n] for n in names]
-        for combo in itertools.product(*values):
-            systems.append(System(model, tuple((n, float(v)) for n, v in zip(names, combo))))
+        given = spec[model]
+        grid = [n for n in names if n in given]
+        if names and grid and len(grid) < len(names):
+            raise InputError(f"config key population.{model}: a grid needs every parameter {list(names)}; "
+                             f"missing {[n for n in names if n not in given]} (or give single systems in "
+                             f"population.{model}.systems)")
+        if not names and given.get("systems"):
+            raise InputError(f"config key population.{model}.systems: {model} has no parameters; {{}} includes it")
+        found = []
+        if grid or not names:
+            for combo in itertools.product(*[given[n] for n in names]):
+                found.append((f"population.{model}", System(model, tuple((n, float(v)) for n, v in zip(names, combo)))))
+        for i, one in enumerate(given.get("systems") or []):
+            key = f"population.{model}.systems[{i}]"
+            if set(one) != set(names):
+                raise InputError(f"config key {key}: a {model} system names exactly {list(names)}; got {sorted(one)}")
+            found.append((key, System(model, tuple((n, float(one[n])) for n in names))))
+        seen = {}
+        for key, sy in found:
+            if sy.name in seen:
+                raise InputError(f"config key {key}: system {sy.name} is already given by {seen[sy.name]}")
+            seen[sy.name] = key
+        systems += [sy for _, sy in found]
     out = list(systems)
     r = spec.get("rm3") or {}
     if r.get("enabled", True) and r.get("lambda"):
