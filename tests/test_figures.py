@@ -172,7 +172,10 @@ def _vb_forest():
 def _verify():
     from irrepro.core.figures import verify_figure
     claims_only = _verify_table().query("kind == 'claim'")
-    return [(verify_figure(_verify_table(), "ci: 4 checks"), ["ci"]),
+    from irrepro.core.verify import build_verify_table
+    tall = build_verify_table([{"item": f"r{i}", "paper": 1.0, "tolerance": 0.1, "basis": "b"} for i in range(120)],
+                              {f"r{i}": 1.0 + i / 1000 for i in range(120)})
+    return [(verify_figure(_verify_table(), "ci: 4 checks"), ["ci"]), (verify_figure(tall, "bv: 120 checks"), ["bv"]),
             (verify_figure(claims_only, "ci: 0 checks"), ["ci"])]
 
 
@@ -275,6 +278,11 @@ def problems(fig, names) -> list[str]:
     for w in names:
         if w not in text:
             out.append(f"titles do not name {w!r}: {text!r}")
+    if sup:
+        top = fig._suptitle.get_window_extent(fig.canvas.get_renderer())
+        for a in fig.axes:
+            if a.get_title() and top.overlaps(a.title.get_window_extent(fig.canvas.get_renderer())):
+                out.append(f"suptitle covers the title {a.get_title()!r}")
     legends = list(fig.legends) + [a.get_legend() for a in fig.axes if a.get_legend()]
     renderer = fig.canvas.get_renderer()
     for leg in legends:

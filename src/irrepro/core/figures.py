@@ -128,5 +128,5 @@ def verify_figure(table, title: str = ""):
         ax.grid(axis="x", alpha=0.3)
         ax.set_title(f"{n} claims", fontsize=8)
     fig.suptitle(title, fontsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))  # 0.3 in at the top for the suptitle
     return fig
