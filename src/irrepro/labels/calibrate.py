@@ -100,21 +100,38 @@ def query_folds(query_ids, folds: int, seed: int) -> dict:
 
 
 def crossfit(scores, grades, query_ids, n_grades: int, folds: int = 5, seed: int = 0,
-             ridge: float = RIDGE) -> tuple[np.ndarray, list[dict]]:
+             ridge: float = RIDGE, fit_queries=None) -> tuple[np.ndarray, list[dict]]:
     """``(probs, models)``: each pair's distribution over ``n_grades`` grades from the ordinal model fitted on the
     pairs of the other query folds (:func:`query_folds`), and the ``folds`` fitted models (with their fold and
-    training size). ``grades`` are the pairs' human grades, clipped to 0..G−1 like the agreement table's."""
+    training size). ``grades`` are the pairs' human grades, clipped to 0..G−1 like the agreement table's.
+
+    ``fit_queries``: only these queries' human grades fit the mapping (the few human-labelled queries of an
+    evaluation; the grades of every other pair are ignored and may be anything, e.g. NaN). They are dealt into
+    ``folds`` folds and each is labelled by the model of the other folds, as above; every other query is labelled
+    by one model fitted on all of them (reported with ``fold`` = −1).  None: every query is a fit query.
+    """
     s = np.asarray(scores, dtype=float)
-    y = np.clip(np.asarray(grades, dtype=float), 0, n_grades - 1).astype(int)
     q = np.asarray([str(x) for x in query_ids])
-    if not (len(s) == len(y) == len(q)):
-        raise InputError(f"crossfit: {len(s)} scores, {len(y)} grades, {len(q)} query ids (need equally many)")
-    fold_of = query_folds(q, folds, seed)
-    f = np.array([fold_of[x] for x in q])
+    if not (len(s) == len(grades) == len(q)):
+        raise InputError(f"crossfit: {len(s)} scores, {len(grades)} grades, {len(q)} query ids (need equally many)")
+    if fit_queries is None:
+        fit = np.ones(len(q), dtype=bool)
+    else:
+        fq = {str(x) for x in fit_queries}
+        fit = np.isin(q, sorted(fq))
+        if not fit.any():
+            raise InputError("crossfit: none of the fit_queries has a pair to fit the mapping on")
+    g = np.asarray(grades, dtype=float)
+    if np.isnan(g[fit]).any():
+        raise InputError("crossfit: a pair of a fit query has no human grade")
+    y = np.zeros(len(q), dtype=int)
+    y[fit] = np.clip(g[fit], 0, n_grades - 1).astype(int)
+    fold_of = query_folds(q[fit], folds, seed)
+    f = np.array([fold_of.get(x, -1) for x in q])
     out = np.full((len(s), int(n_grades)), np.nan)
     models = []
     for k in range(int(folds)):
-        train, test = f != k, f == k
+        train, test = fit & (f != k), f == k
         try:
             m = fit_ordinal(s[train], y[train], n_grades, ridge)
         except InputError as e:
@@ -122,4 +139,12 @@ def crossfit(scores, grades, query_ids, n_grades: int, folds: int = 5, seed: int
         out[test] = apply_ordinal(m, s[test])
         models.append({"fold": k, "train_pairs": int(train.sum()), "train_queries": int(len(set(q[train]))),
                        **m})
+    rest = ~fit
+    if rest.any():
+        try:
+            m = fit_ordinal(s[fit], y[fit], n_grades, ridge)
+        except InputError as e:
+            raise InputError(f"calibration on the fit queries: {e}") from None
+        out[rest] = apply_ordinal(m, s[rest])
+        models.append({"fold": -1, "train_pairs": int(fit.sum()), "train_queries": int(len(set(q[fit]))), **m})
     return out, models

@@ -97,12 +97,14 @@ def scored_prompt(spec: dict, prompt):
     return COSINE if calibration_of(spec) is not None else prompt
 
 
-def finish_labels(table: pd.DataFrame, pairs: pd.DataFrame, spec: dict, prompt, log=None) -> pd.DataFrame:
+def finish_labels(table: pd.DataFrame, pairs: pd.DataFrame, spec: dict, prompt, log=None,
+                  fit_queries=None) -> pd.DataFrame:
     """The labels table of ``prompt``'s grades: ``table`` itself, or for a scoring backend (a bi-encoder) the
     distributions of :func:`irrepro.labels.calibrate.crossfit` from its cosine and the human ``relevance`` of
     ``pairs`` — each query's labels from a mapping fitted on the other query folds only. The ``labeler`` column
     gets ``+ordinal-cv<folds>s<seed>`` appended (the table's provenance; the canonical writer replaces it by the
-    config's name)."""
+    config's name). ``fit_queries``: only these queries' human grades fit the mapping (``crossfit``'s argument;
+    the other pairs need no human grade)."""
     cal = calibration_of(spec)
     if cal is None:
         return table
@@ -115,13 +117,15 @@ def finish_labels(table: pd.DataFrame, pairs: pd.DataFrame, spec: dict, prompt, 
     human = human.drop_duplicates(keys).set_index(keys)["relevance"]
     idx = pd.MultiIndex.from_arrays([table.query_id.astype(str), table.doc_id.astype(str)])
     grades = human.reindex(idx)
-    if grades.isna().any():
-        raise InputError(f"{int(grades.isna().sum())} labelled pairs have no human grade in the pairs table: the "
+    need = grades.isna() if fit_queries is None else grades.isna() & idx.get_level_values(0).isin(
+        [str(x) for x in fit_queries])
+    if need.any():
+        raise InputError(f"{int(need.sum())} labelled pairs have no human grade in the pairs table: the "
                          "score-to-grade mapping is fitted on the human grades of the other queries' pairs")
     s = cosine_of(table[["p_0", "p_1"]].to_numpy())
     G = prompt.n_grades
     probs, models = crossfit(s, grades.to_numpy(), table.query_id.astype(str), G, folds=cal["folds"],
-                             seed=cal["calibration_seed"])
+                             seed=cal["calibration_seed"], fit_queries=fit_queries)
     if log is not None:
         for m in models:
             log.info("calibration fold %d: fitted on %d pairs of %d queries: a = %.4g, theta = %s (z = (s - %.4g) / "

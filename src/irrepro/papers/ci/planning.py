@@ -1,0 +1,65 @@
+"""How many human-labelled queries a target interval width needs (the power analysis ppi_py offers as
+``ppi_mean_ci``'s sample-size helpers), from the labels at hand: the per-query human values of the n labelled
+queries and the predictions of all N.
+
+Widths are the normal-approximation widths ``2·z·se`` (z = Φ⁻¹(1 − α/2)) with the variances estimated on the n
+labelled queries (ddof = 1), as a function of a hypothetical number of labelled queries m:
+
+* ``bootstrap`` (≈ the CLT interval of the human values): ``se² = s²_U / m``;
+* ``ppi`` (λ = 1): ``se² = s²_{U−Û} / m + s²_Û / N``;
+* ``ppi++`` (λ̂ of :func:`~irrepro.papers.ci.ppi.ppi_power_lambda`): ``se² = s²_{U−λ̂Û} / m + λ̂² s²_Û / N``.
+
+``n_needed`` solves ``width(m) <= target`` for the smallest integer m (``inf`` where even m → ∞ cannot reach it:
+PPI's prediction term ``s²_Û / N`` does not shrink with m). CRC has no closed-form width; it is planned by the
+observed CRC width at n (``crc``: width ∝ 1/√m from the observed, a heuristic stated as such in the table).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from irrepro.errors import InputError
+from irrepro.papers.ci.ppi import ppi_power_lambda
+
+PLAN_METHODS = ("bootstrap", "ppi", "ppi++", "crc")
+
+
+def variance_terms(u_labelled, pred_labelled, pred_all, crc_width=None) -> dict:
+    """``{method: (a, b)}`` with ``width(m) = 2 z sqrt(a / m + b)`` (``crc``: a from its observed width at n)."""
+    u = np.asarray(u_labelled, dtype=float)
+    p = np.asarray(pred_labelled, dtype=float)
+    pa = np.asarray(pred_all, dtype=float)
+    n, N = u.size, pa.size
+    if n < 2 or p.size != n:
+        raise InputError(f"planning: need >= 2 labelled queries with a prediction each, got {n} and {p.size}")
+    lam = float(ppi_power_lambda(u, p, pa))
+    out = {"bootstrap": (u.var(ddof=1), 0.0), "ppi": ((u - p).var(ddof=1), pa.var(ddof=1) / N),
+           "ppi++": ((u - lam * p).var(ddof=1), lam ** 2 * pa.var(ddof=1) / N)}
+    if crc_width is not None and np.isfinite(crc_width):
+        out["crc"] = (float(crc_width) ** 2 * n, 0.0)  # (crc_width)^2 = a/n with 2z absorbed below
+    return out
+
+
+def width_curve(terms: dict, ms, alpha=0.05) -> pd.DataFrame:
+    """Predicted width for each method and number of labelled queries m: ``method, m, width``."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    rows = []
+    for method, (a, b) in terms.items():
+        for m in ms:
+            w = np.sqrt(a / m) if method == "crc" else 2 * z * np.sqrt(a / m + b)
+            rows.append({"method": method, "m": int(m), "width": float(w)})
+    return pd.DataFrame(rows)
+
+
+def n_needed(terms: dict, width: float, alpha=0.05) -> dict:
+    """``{method: smallest m with width(m) <= width}`` (``inf`` if none)."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    out = {}
+    for method, (a, b) in terms.items():
+        if method == "crc":
+            out[method] = float(np.ceil(a / width ** 2)) if width > 0 else np.inf
+            continue
+        room = (width / (2 * z)) ** 2 - b
+        out[method] = float(max(1.0, np.ceil(a / room))) if room > 0 else np.inf
+    return out

@@ -1,0 +1,275 @@
+"""Intervals around any run's metric with few human-labelled queries (irrepro.papers.ci.systems / planning): PPI's
+coverage on synthetic data with a known truth, the no-signal fallback, PPI++'s λ, the calibration mapping fitted on
+the labelled queries only, and the systems table on small runs against ir_measures."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from irrepro.core.evaluation import evaluate_run
+from irrepro.errors import InputError
+from irrepro.labels import calibrate as C
+from irrepro.papers.ci import planning, systems
+from irrepro.papers.ci.bootstrap import bootstrap_ci
+from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
+from irrepro.papers.ci.experiment import covers
+from irrepro.papers.ci.ppi import ppi_mean_ci, ppi_power_lambda
+
+ALPHA = 0.1
+SEEDS = 2000
+
+
+def _binomial_tol(p, R):
+    """Three binomial standard errors of a coverage rate estimated from R independent seeds (a true-level
+    interval lands outside with probability 0.0027), plus 0.005 for the normal approximation of the interval
+    itself at n = 100 (z instead of t_{99}: 0.900 vs 0.897 nominal)."""
+    return 3 * np.sqrt(p * (1 - p) / R) + 0.005
+
+
+def _synthetic(R, n, N_u, signal, seed):
+    """R independent data sets: human values U ~ Gamma(2, 1) (mean 2, the known truth), predictions
+    ``signal·(0.8 U + 0.3) + noise`` (biased), n labelled and N_u unlabelled queries each."""
+    rng = np.random.default_rng(seed)
+    u = rng.gamma(2.0, 1.0, size=(R, n + N_u))
+    pred = signal * (0.8 * u + 0.3) + rng.normal(0, 0.5, size=u.shape) + (1 - signal) * 2.0
+    return u[:, :n], pred[:, :n], pred[:, n:]
+
+
+def _coverage(low, high, truth=2.0):
+    return float(covers(low, high, truth).mean())
+
+
+def test_ppi_covers_within_binomial_error_over_2000_seeds():
+    yt, yp, yu = _synthetic(SEEDS, 100, 1000, signal=1.0, seed=1)
+    tol = _binomial_tol(1 - ALPHA, SEEDS)
+    for lam in (1.0, "tuned"):
+        ci = ppi_mean_ci(yt, yp, yu, ALPHA, lam=lam)
+        cov = _coverage(ci.low, ci.high)
+        assert abs(cov - (1 - ALPHA)) <= tol, (lam, cov, tol)
+    # the check can fail: the labels' mean alone (no correction by the n human values) is biased by 0.1
+    naive = yu.mean(1)
+    z = stats.norm.ppf(1 - ALPHA / 2)
+    se = yu.std(1, ddof=1) / np.sqrt(yu.shape[1])
+    assert abs(_coverage(naive - z * se, naive + z * se) - (1 - ALPHA)) > tol
+
+
+def test_useless_labels_ppi_still_covers_and_falls_back_to_the_human_width():
+    yt, yp, yu = _synthetic(SEEDS, 100, 1000, signal=0.0, seed=2)
+    tol = _binomial_tol(1 - ALPHA, SEEDS)
+    classic = ppi_mean_ci(yt, yp, yu, ALPHA, lam=0.0)  # the CLT interval of the n human values
+    boot = bootstrap_ci(yt[:200], ALPHA, 2000, rng=0)
+    for lam in (1.0, "tuned"):
+        ci = ppi_mean_ci(yt, yp, yu, ALPHA, lam=lam)
+        assert abs(_coverage(ci.low, ci.high) - (1 - ALPHA)) <= tol
+    tuned = ppi_mean_ci(yt, yp, yu, ALPHA, lam="tuned")
+    ratio = (tuned.high - tuned.low) / (classic.high - classic.low)
+    # λ̂ ≈ 0 when the predictions carry no signal: the width is the human-only width, up to λ̂'s noise (λ̂ ~ 0.1 at
+    # n = 100 costs λ̂² s²_pred/s²_U ≈ 1% of the variance)
+    assert 0.97 <= np.median(ratio) <= 1.03
+    # λ = 1 pays for the noise of the predictions: wider than the human-only interval by sqrt(1 + s²_pred/s²_U)
+    plain = ppi_mean_ci(yt, yp, yu, ALPHA)
+    assert np.median((plain.high - plain.low) / (classic.high - classic.low)) > 1.05
+    # and the bootstrap's width is the same human-only width (basic bootstrap vs CLT: within 10% at n = 100)
+    r = (boot.high - boot.low) / (classic.high - classic.low)[:200]
+    assert 0.9 <= np.median(r) <= 1.1
+
+
+def test_useless_labels_crc_still_covers():
+    """CRC with labels that carry no signal (every document's distribution the same noise, drawn independently
+    of the human grades): the interval stays valid (conservative), over 500 seeds."""
+    R, n, N_u, depth, G = 500, 20, 200, 5, 2
+    w = 1 / np.log2(np.arange(2, depth + 2))
+    hits = []
+    for r in range(R):
+        rng = np.random.default_rng(r)
+        grades = rng.random((n + N_u, depth)) < 0.3
+        u = (grades * w).sum(1)
+        p1 = rng.uniform(0.05, 0.95, size=(n + N_u, depth))
+        P = np.stack([1 - p1, p1], -1)
+        batches = rng.integers(0, n, size=(500, n))
+        cal = calibrate_crc(u[:n], P[:n], batches, ALPHA, weights=np.broadcast_to(w, (n, depth)))
+        _, lo, hi = crc_interval(P[n:], cal, weights=np.broadcast_to(w, (N_u, depth)))
+        hits.append(bool(covers(lo, hi, u[n:].mean())))
+    cov = np.mean(hits)
+    assert cov >= 1 - ALPHA - 3 * np.sqrt(ALPHA * (1 - ALPHA) / R), cov
+
+
+def test_lambda_one_is_the_papers_arithmetic_bit_for_bit_and_lambda_zero_the_human_clt():
+    rng = np.random.default_rng(0)
+    yt, yp, yu = rng.random(30), rng.random(30), rng.random(200)
+    a = ppi_mean_ci(yt, yp, yu, 0.05)
+    b = ppi_mean_ci(yt, yp, yu, 0.05, lam=1)
+    pred = np.concatenate([yp, yu])
+    err = yt - yp
+    est = pred.mean() + err.mean()
+    se = np.sqrt(pred.var(ddof=1) / pred.size + err.var(ddof=1) / 30)
+    for x in (a, b):
+        assert x.estimate == est and x.se == se
+    c = ppi_mean_ci(yt, yp, yu, 0.05, lam=0.0)
+    assert np.isclose(c.estimate, yt.mean()) and np.isclose(c.se, yt.std(ddof=1) / np.sqrt(30))
+    with pytest.raises(InputError):
+        ppi_mean_ci(yt, yp, yu, lam=1.5)
+    with pytest.raises(InputError):
+        ppi_mean_ci(yt, yp, yu, lam="best")
+
+
+def test_power_lambda_minimises_the_variance():
+    rng = np.random.default_rng(3)
+    u = rng.normal(size=50)
+    p = 0.5 * u + rng.normal(size=50)
+    pa = np.concatenate([p, 0.5 * rng.normal(size=500) + rng.normal(size=500)])
+    lam = float(ppi_power_lambda(u, p, pa))
+    grid = np.linspace(0, 1, 101)
+    se = [float(ppi_mean_ci(u, p, pa[50:], lam=g).se) for g in grid]
+    assert abs(grid[int(np.argmin(se))] - lam) <= 0.02
+
+
+# ------------------------------------------------------------------------------- calibration on labelled queries
+def _scores(seed=0, Q=30, per=8):
+    rng = np.random.default_rng(seed)
+    q = np.repeat([f"q{i}" for i in range(Q)], per)
+    y = rng.integers(0, 2, size=q.size)
+    s = y + rng.normal(0, 0.7, size=q.size)
+    return s, y.astype(float), q
+
+
+def test_an_evaluated_querys_human_grades_never_reach_the_mapping():
+    s, y, q = _scores()
+    fit = [f"q{i}" for i in range(10)]
+    base, models = C.crossfit(s, y, q, 2, folds=5, seed=0, fit_queries=fit)
+    assert np.isfinite(base).all() and [m["fold"] for m in models] == [0, 1, 2, 3, 4, -1]
+    assert models[-1]["train_queries"] == 10
+    evaluated = ~np.isin(q, fit)
+    # any grades (even none) for the evaluated queries: every label is the same, bit for bit
+    y_nan = np.where(evaluated, np.nan, y)
+    same, _ = C.crossfit(s, y_nan, q, 2, folds=5, seed=0, fit_queries=fit)
+    assert np.array_equal(same, base)
+    y_flip = np.where(evaluated, 1 - y, y)
+    same, _ = C.crossfit(s, y_flip, q, 2, folds=5, seed=0, fit_queries=fit)
+    assert np.array_equal(same, base)
+    # the check can fail: without fit_queries the flipped grades move the labels
+    a, _ = C.crossfit(s, y, q, 2, folds=5, seed=0)
+    b, _ = C.crossfit(s, y_flip, q, 2, folds=5, seed=0)
+    assert not np.allclose(a, b)
+    # a labelled query's own grades reach the evaluated queries' mapping, never its own labels (out of fold)
+    y2 = y.copy()
+    y2[q == "q3"] = 1 - y2[q == "q3"]
+    moved, _ = C.crossfit(s, y2, q, 2, folds=5, seed=0, fit_queries=fit)
+    assert np.array_equal(moved[q == "q3"], base[q == "q3"])
+    assert not np.allclose(moved[evaluated], base[evaluated])
+
+
+def test_fit_queries_without_pairs_or_grades_are_errors():
+    s, y, q = _scores()
+    with pytest.raises(InputError, match="none of the fit_queries"):
+        C.crossfit(s, y, q, 2, fit_queries=["nope"])
+    y[q == "q1"] = np.nan
+    with pytest.raises(InputError, match="no human grade"):
+        C.crossfit(s, y, q, 2, fit_queries=["q1", "q2", "q3", "q4", "q5"])
+
+
+def test_crossfit_without_fit_queries_is_unchanged():
+    s, y, q = _scores(1)
+    a, ma = C.crossfit(s, y, q, 2, folds=5, seed=2)
+    b, mb = C.crossfit(s, y, q, 2, folds=5, seed=2, fit_queries=sorted(set(q)))
+    assert np.array_equal(a, b) and ma == mb
+
+
+# ------------------------------------------------------------------------------------------- the systems table
+def _toy(seed=0, Q=40, docs=30):
+    rng = np.random.default_rng(seed)
+    rows, runs = [], {}
+    for qi in range(Q):
+        for d in range(docs):
+            g = int(rng.random() < 0.25) + int(rng.random() < 0.1)
+            if rng.random() < 0.8:
+                rows.append((str(qi), f"d{d}", g))
+    qrels = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+    grade = {(q, d): g for q, d, g in rows}
+    for name, quality in (("good", 1.5), ("poor", 0.3)):
+        r = []
+        for qi in range(Q):
+            sc = [quality * grade.get((str(qi), f"d{d}"), 0) + rng.normal() for d in range(docs)]
+            for rank, d in enumerate(np.argsort(sc)[::-1], 1):
+                r.append((str(qi), f"d{d}", rank, float(-rank)))
+        runs[name] = pd.DataFrame(r, columns=["query_id", "doc_id", "rank", "score"])
+    labels = []
+    for qi in range(Q):
+        for d in range(docs):
+            g = min(grade.get((str(qi), f"d{d}"), 0), 2)
+            p = np.full(3, 0.1)
+            p[g] += 0.7
+            labels.append((str(qi), f"d{d}", *p))
+    labels = pd.DataFrame(labels, columns=["query_id", "doc_id", "p_0", "p_1", "p_2"])
+    return runs, qrels, labels
+
+
+def test_systems_table_truth_is_ir_measures_and_the_intervals_are_sane():
+    runs, qrels, labels = _toy()
+    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=1)
+    table, diffs, per_query = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"], alpha=0.05,
+                                                       n_boot=2000, n_batches=2000, seed=0)
+    assert set(table.method) == set(systems.METHODS) and len(table) == 2 * 2 * 4
+    import ir_measures
+    ndcg = ir_measures.nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10  # gain 2^r - 1, as DCG@10 (ir_measures: linear)
+    for name, run in runs.items():
+        ev = evaluate_run(run, qrels, ["DCG@10"]).groupby("measure")["value"].mean()
+        t = table[(table.system == name) & (table.measure == "DCG@10")]
+        assert np.allclose(t.truth, ev["DCG@10"])
+        q = qrels.rename(columns={"relevance": "relevance"})
+        nd = ir_measures.calc_aggregate([ndcg], q, run[["query_id", "doc_id", "score"]])[ndcg]
+        t = table[(table.system == name) & (table.measure == "nDCG@10")]
+        assert np.allclose(t.truth, nd)
+    # the estimate lies inside the bootstrap / PPI intervals; CRC's (the labels' Û, λ = 0) need not: both its λ are
+    # negative when the labels over-predict
+    t = table[table.method != "crc"]
+    assert (t.low <= t.estimate + 1e-12).all() and (t.estimate <= t.high + 1e-12).all()
+    assert (table.low < table.high).all()
+    assert (table.n == 10).all() and (table.N == qrels.query_id.nunique()).all()
+    # bootstrap's estimate is the mean of the 10 labelled queries' human values
+    pq = per_query[(per_query.system == "good") & (per_query.measure == "DCG@10")]
+    b = table[(table.system == "good") & (table.measure == "DCG@10") & (table.method == "bootstrap")]
+    assert np.isclose(b.estimate.iloc[0], pq[pq.labelled].u_true.mean())
+    # good labels: PPI is narrower than the bootstrap, and the difference good - poor excludes 0
+    for m in ("DCG@10", "nDCG@10"):
+        w = table[table.measure == m].groupby(["system", "method"]).width.first()
+        assert (w.xs("ppi", level="method") < w.xs("bootstrap", level="method")).all()
+    d = diffs[(diffs.measure == "DCG@10") & (diffs.method == "ppi")]
+    assert len(d) == 1 and d.excludes_zero.iloc[0] and d.estimate.iloc[0] > 0
+
+
+def test_systems_intervals_do_not_read_the_evaluated_queries_grades():
+    """Changing the qrels of queries that are not labelled moves only the truth, never an interval."""
+    runs, qrels, labels = _toy(2)
+    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=3)
+    a, _, _ = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
+    q2 = qrels.copy()
+    q2.loc[~q2.query_id.isin(lq), "relevance"] = 1 - q2.loc[~q2.query_id.isin(lq), "relevance"].clip(upper=1)
+    b, _, _ = systems.evaluate_systems(runs, q2, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
+    cols = ["estimate", "low", "high"]
+    assert np.array_equal(a[cols].to_numpy(), b[cols].to_numpy())
+    assert not np.allclose(a.truth, b.truth)
+
+
+def test_draw_queries_is_seeded_and_checked():
+    qs = [str(i) for i in range(20)]
+    assert systems.draw_queries(qs, 5, 1) == systems.draw_queries(qs, 5, 1)
+    assert systems.draw_queries(qs, 5, 1) != systems.draw_queries(qs, 5, 2)
+    with pytest.raises(InputError):
+        systems.draw_queries(qs, 19, 0)
+    with pytest.raises(InputError, match="DCG@k"):
+        systems.parse_measure("AP")
+
+
+def test_planning_widths_and_n_needed_agree_with_the_intervals():
+    yt, yp, yu = _synthetic(1, 40, 400, signal=1.0, seed=5)
+    yt, yp, yu = yt[0], yp[0], yu[0]
+    pa = np.concatenate([yp, yu])
+    terms = planning.variance_terms(yt, yp, pa)
+    curve = planning.width_curve(terms, [40], alpha=0.05)
+    ci = ppi_mean_ci(yt, yp, yu, 0.05)
+    assert np.isclose(curve[curve.method == "ppi"].width.iloc[0], ci.high - ci.low)
+    need = planning.n_needed(terms, float(ci.high - ci.low), alpha=0.05)
+    assert need["ppi"] == 40
+    assert need["bootstrap"] > need["ppi"]
+    assert planning.n_needed(terms, 1e-6)["ppi"] == np.inf  # the predictions' own variance is a floor
