@@ -19,12 +19,14 @@ class CIPlan:
     labelers of a collection being those of its ``labels.collections`` entry that label every pair (not those of
     its ``sample``); ``values``: the values files of
     Table 1 and Figs 2-4 (the verify table's inputs); ``verify_context``: what the verify table needs besides them
-    (the combos the reference rows expand over).
+    (the combos the reference rows expand over); ``systems``: the resolved ``ci.systems`` block
+    (:func:`resolve_systems`) or None.
     """
     collections: list
     combos: list
     values: list
     verify_context: dict
+    systems: dict | None = None
 
 
 def resolve(config: dict, spine) -> CIPlan:
@@ -43,4 +45,69 @@ def resolve(config: dict, spine) -> CIPlan:
     for fig in FIGURES:
         values += [f"{spine.V}/ci/values/{fig}_{c}_{lab}.json" for c, lab in combos]
     return CIPlan(collections=collections, combos=combos, values=values,
-                  verify_context={"combos": [list(t) for t in combos]})
+                  verify_context={"combos": [list(t) for t in combos]}, systems=resolve_systems(config, spine))
+
+
+def resolve_systems(config: dict, spine) -> dict | None:
+    """The ``ci.systems`` block checked and resolved: ``collection``, ``systems`` (names in config order),
+    ``runs`` (name -> run file: a population run, or an import's run file), ``labeler``, ``prompt``, ``k`` (the
+    largest cutoff of ``measures``), ``measures``, ``n``, ``queries``, ``seed``, ``plan_widths``. None when no
+    collection is set."""
+    cs = config["ci"].get("systems") or {}
+    c = cs.get("collection")
+    if not c:
+        return None
+    key = "config key ci.systems"
+    if c not in spine.collections:
+        raise InputError(f"{key}.collection: {c!r} is not a retrieved collection (collections: {spine.collections}); "
+                         "its documents are labelled")
+    names = list(cs.get("systems") or [])
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise InputError(f"{key}.systems: name at least two distinct systems, got {names}")
+    runs = {}
+    for s in names:
+        if "/" in s:
+            runs[s] = _import_run(config, s, key)
+        elif s in spine.systems[c]:
+            runs[s] = f"{spine.V}/runs/{c}/{s}.run"
+        else:
+            raise InputError(f"{key}.systems: {s!r} is neither a population system of {c} (e.g. "
+                             f"{spine.systems[c][:3]}) nor <import>/<system> of an import of type runs")
+    lab = cs.get("labeler")
+    if lab not in config["labels"]["labelers"]:
+        raise InputError(f"{key}.labeler: {lab!r} is not defined under labels.labelers")
+    prompt = cs.get("prompt") or (config["labels"]["collections"].get(c) or {}).get("prompt")
+    if not prompt:
+        raise InputError(f"{key}.prompt: {c} has no labels.collections entry to take its prompt from; set one")
+    from irrepro.labels.prompts import get_prompt
+    try:
+        prompt_hash = get_prompt(prompt).hash
+    except InputError as e:
+        raise InputError(f"{key}.prompt: {e}") from None
+    from irrepro.papers.ci.systems import parse_measure
+    measures = list(cs["measures"])
+    try:
+        k = max(parse_measure(m)[1] for m in measures)
+    except (InputError, ValueError) as e:
+        raise InputError(f"{key}.measures: {e}") from None
+    queries = None if cs.get("queries") is None else [str(q) for q in cs["queries"]]
+    if queries is not None and (len(queries) < 2 or len(set(queries)) != len(queries)):
+        raise InputError(f"{key}.queries: give at least two distinct query ids, got {queries}")
+    return {"collection": c, "systems": names, "runs": runs, "labeler": lab, "prompt": prompt,
+            "prompt_hash": prompt_hash, "k": k, "measures": measures, "n": int(cs["n"]), "queries": queries,
+            "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]]}
+
+
+def _import_run(config: dict, name: str, key: str) -> str:
+    """The run file of ``<import>/<system>`` (an import of type runs)."""
+    from irrepro.core.trec import run_files, run_systems
+
+    imp, system = name.split("/", 1)
+    spec = (config.get("imports") or {}).get(imp)
+    if spec is None or spec.get("type") != "runs":
+        raise InputError(f"{key}.systems: {name!r}: {imp!r} is not an import of type runs")
+    found = dict(run_systems(run_files(spec["runs"])))
+    if system not in found:
+        raise InputError(f"{key}.systems: {name!r}: no run file of system {system!r} in {spec['runs']} (systems: "
+                         f"{sorted(found)[:5]})")
+    return str(found[system])

@@ -63,3 +63,28 @@ def n_needed(terms: dict, width: float, alpha=0.05) -> dict:
         room = (width / (2 * z)) ** 2 - b
         out[method] = float(max(1.0, np.ceil(a / room))) if room > 0 else np.inf
     return out
+
+
+def plan_tables(long: pd.DataFrame, per_query: pd.DataFrame, rel_widths, alpha=0.05):
+    """``(need, curves)`` from the systems table (``systems_long``) and its per-query values: for each system,
+    measure, target width (``rel_widths`` × the PPI estimate) and method the labelled queries needed
+    (``n_needed``; ``crc`` scaled from its observed width as 1/√m, a heuristic); and the width curves over m."""
+    need, curves = [], []
+    sys_rows = long[long.kind == "system"]
+    for (s, m), pq in per_query.groupby(["system", "measure"], sort=False):
+        rows = sys_rows[(sys_rows.system == s) & (sys_rows.measure == m)].set_index("method")
+        lab = pq[pq.labelled.astype(bool)]
+        terms = variance_terms(lab.u_true.to_numpy(), lab.u_pred.to_numpy(), pq.u_pred.to_numpy(),
+                               crc_width=rows.width.get("crc"))
+        n, N = len(lab), len(pq)
+        ms = np.unique(np.round(np.geomspace(2, N, 40)).astype(int))
+        c = width_curve(terms, np.union1d(ms, [n]), alpha)
+        curves.append(c.assign(system=s, measure=m, n=n))
+        est = float(rows.estimate["ppi"])
+        at_n = c[c.m == n].set_index("method").width
+        for rw in rel_widths:
+            for method, k in n_needed(terms, rw * est, alpha).items():
+                need.append({"system": s, "measure": m, "target_relative": rw, "target_width": rw * est,
+                             "method": method, "n_needed": k, "n": n, "N": N, "width_at_n": float(at_n[method]),
+                             "reachable_within_N": bool(k <= N)})
+    return pd.DataFrame(need), pd.concat(curves, ignore_index=True)

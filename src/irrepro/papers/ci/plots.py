@@ -102,3 +102,59 @@ def fig4(per_query: pd.DataFrame, title: str):
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+SYSTEM_METHODS = ["bootstrap", "ppi", "ppi++", "crc"]
+SYSTEM_COLORS = {"bootstrap": "tab:blue", "ppi": "tab:orange", "ppi++": "tab:red", "crc": "tab:green"}
+
+
+def systems_figure(table: pd.DataFrame, title: str):
+    """Per measure (a panel), each system's interval by each method (a bar with the estimate as a dot) and its
+    value by all human labels (a black diamond)."""
+    measures = list(dict.fromkeys(table.measure))
+    systems = list(dict.fromkeys(table.system))
+    fig, axes = plt.subplots(1, len(measures), figsize=(3.6 * len(measures), 0.9 + 0.75 * len(systems)),
+                             squeeze=False)
+    for ax, m in zip(axes[0], measures):
+        t = table[table.measure == m]
+        for i, s in enumerate(systems):
+            for j, meth in enumerate(SYSTEM_METHODS):
+                r = t[(t.system == s) & (t.method == meth)]
+                if r.empty:
+                    continue
+                y = i + (j - 1.5) * 0.17
+                ax.plot([r.low.iloc[0], r.high.iloc[0]], [y, y], color=SYSTEM_COLORS[meth], lw=3,
+                        label=meth if i == 0 else None)
+                ax.plot(r.estimate.iloc[0], y, "o", color=SYSTEM_COLORS[meth], ms=3)
+            ax.plot(t[t.system == s].truth.iloc[0], i, "D", color="black", ms=5,
+                    label="all human labels" if i == 0 else None)
+        ax.set_yticks(range(len(systems)))
+        ax.set_yticklabels(systems, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(m)
+    axes[0][0].legend(fontsize=6, loc="best")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def systems_plan_figure(curves: pd.DataFrame, title: str):
+    """Predicted interval width against the number of human-labelled queries m, per system (a panel) and method."""
+    systems = list(dict.fromkeys(curves.system))
+    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems), 3.2), squeeze=False, sharey=True)
+    for ax, s in zip(axes[0], systems):
+        c = curves[curves.system == s]
+        for meth in SYSTEM_METHODS:
+            d = c[c.method == meth].sort_values("m")
+            if not d.empty:
+                ax.plot(d.m, d.width, color=SYSTEM_COLORS[meth], label=meth, lw=1.2)
+        n = int(c.n.iloc[0])
+        ax.axvline(n, color="grey", ls=":", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_title(s, fontsize=8)
+        ax.set_xlabel("human-labelled queries m")
+    axes[0][0].set_ylabel(f"interval width ({curves.measure.iloc[0]})")
+    axes[0][0].legend(fontsize=6)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig

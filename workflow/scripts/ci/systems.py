@@ -1,0 +1,28 @@
+"""ci.systems: bootstrap, PPI, PPI++ and CRC intervals of each system's metric and of each pair's difference."""
+import pandas as pd
+
+from irrepro.core.io import write_table
+from irrepro.core.logs import log_to
+from irrepro.core.trec import read_qrels, read_run
+from irrepro.papers.ci import plots
+from irrepro.papers.ci.data import read_labels
+from irrepro.papers.ci.systems import evaluate_systems, systems_long, write_systems_md
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]) as log:
+    p, c = sm.params, sm.wildcards.collection
+    qrels = read_qrels(sm.input.qrels)
+    runs = {s: read_run(path) for s, path in zip(p.systems, sm.input.runs)}
+    labelled = pd.read_csv(sm.input.queries, sep="\t", dtype=str).query_id.tolist()
+    table, diffs, per_query = evaluate_systems(runs, qrels, read_labels(sm.input.labels), labelled, p.measures,
+                                               alpha=p.alpha, n_boot=p.n_boot, n_batches=p.batches, seed=p.seed,
+                                               label_gain=p.label_gain)
+    for r in table.itertuples():
+        log.info("%s %s %s: %.4f [%.4f, %.4f], all human labels %.4f", r.system, r.measure, r.method, r.estimate,
+                 r.low, r.high, r.truth)
+    write_table(systems_long(table, diffs), csv=sm.output.csv, float_format="%.6g")
+    write_table(per_query, csv=sm.output.per_query, float_format="%.6g")
+    write_systems_md(table, diffs, c, p.labeler, labelled, p.alpha, sm.output.md)
+    fig = plots.systems_figure(table, f"{c}: {1 - p.alpha:.0%} intervals, {len(labelled)} human-labelled queries, "
+                                      f"labels: {p.labeler}")
+    plots.save(fig, sm.output.pdf, sm.output.png)
