@@ -1,0 +1,85 @@
+"""Integration: ci.systems on config/test.yaml's vaswani with a population system and an imported run file (an
+import of type runs whose documents are vaswani's), labelled by a label file: the systems table's values by all
+human labels against ir_measures' evaluation of the same run files, the labelled queries, the difference rows and
+the planning table."""
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, snakemake
+from irrepro.core.evaluation import evaluate_run
+from irrepro.core.trec import read_qrels, read_run, write_run
+from irrepro.papers.ci.systems import METHODS, draw_queries, judged_queries
+
+pytestmark = pytest.mark.integration
+V = "results/test"
+POP = "bm25_k1-0.9_b-0.75"
+
+
+@pytest.fixture(scope="module")
+def systems_run(tmp_path_factory, mirror):
+    wd = tmp_path_factory.mktemp("cisys")
+    snakemake(wd, "--cores", "2", f"{V}/runs/vaswani/{POP}.run", f"{V}/collections/vaswani/qrels.txt")
+    run = read_run(wd / V / f"runs/vaswani/{POP}.run")
+    qrels = read_qrels(wd / V / "collections/vaswani/qrels.txt")
+    # "my run": the population run's top 30 of each query in another order (every 3rd document first)
+    rows = []
+    for q, g in run[run["rank"] <= 30].groupby("query_id"):
+        docs = g.sort_values("rank").doc_id.tolist()
+        order = docs[::3] + [d for i, d in enumerate(docs) if i % 3]
+        rows += [(q, d, r, float(-r)) for r, d in enumerate(order, 1)]
+    mine = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
+    (wd / "myruns").mkdir()
+    write_run(mine, wd / "myruns" / "myrun.run", system="myrun")
+    # labels of every ranked pair: the human grade, flipped for 20% of the pairs (seeded)
+    grade = {(str(q), str(d)): int(r > 0) for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)}
+    pairs = pd.concat([run[["query_id", "doc_id"]], mine[["query_id", "doc_id"]]]).drop_duplicates()
+    rng = np.random.default_rng(0)
+    with open(wd / "mylabels.txt", "w") as f:
+        for q, d in zip(pairs.query_id, pairs.doc_id):
+            g = grade.get((str(q), str(d)), 0)
+            f.write(f"{q} 0 {d} {1 - g if rng.random() < 0.2 else g}\n")
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg["imports"]["mine"] = {"type": "runs", "runs": str(wd / "myruns"),
+                              "qrels": str(wd / V / "collections/vaswani/qrels.txt")}
+    cfg["labels"]["labelers"]["mylabels"] = {"backend": "file", "path": str(wd / "mylabels.txt"), "smoothing": 0.2}
+    cfg["ci"]["systems"] = {"collection": "vaswani", "systems": [POP, "mine/myrun"], "labeler": "mylabels",
+                            "n": 10, "seed": 1}
+    cfg_path = wd / "cisys.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    snakemake(wd, "--cores", "2", f"{V}/ci/systems_plan_vaswani.md", config=cfg_path)
+    return wd, run, mine, qrels
+
+
+def test_systems_table_for_a_population_system_and_an_imported_run(systems_run):
+    wd, run, mine, qrels = systems_run
+    t = pd.read_csv(wd / V / "ci/systems_vaswani.csv", keep_default_na=False, na_values=[""])
+    s = t[t.kind == "system"]
+    assert set(s.system) == {POP, "mine/myrun"} and set(s.measure) == {"DCG@10", "nDCG@10"}
+    assert set(s.method) == set(METHODS) and len(s) == 2 * 2 * len(METHODS)
+    assert (s.n == 10).all() and (s.N == qrels.query_id.nunique()).all()
+    assert np.isfinite(s[["estimate", "low", "high"]].to_numpy()).all() and (s.low < s.high).all()
+    # the value by all human labels is DCG@10 (gain 2^r - 1) of each run file, as the project's evaluation gives it
+    for name, r in ((POP, run), ("mine/myrun", mine)):
+        ev = evaluate_run(r.assign(score=-r["rank"].astype(float)), qrels, ["DCG@10"]).value.mean()
+        assert np.allclose(s[(s.system == name) & (s.measure == "DCG@10")].truth, ev), name
+    assert s[s.system == POP].truth.iloc[0] != s[s.system == "mine/myrun"].truth.iloc[0]
+    d = t[t.kind == "difference"]
+    assert len(d) == 2 * 3 and set(d.system) == {POP} and set(d.system_b) == {"mine/myrun"}
+    tr = d[d.measure == "DCG@10"].truth.iloc[0]
+    assert np.isclose(tr, s[(s.system == POP) & (s.measure == "DCG@10")].truth.iloc[0]
+                      - s[(s.system == "mine/myrun") & (s.measure == "DCG@10")].truth.iloc[0])
+    q = pd.read_csv(wd / V / "ci/systems/vaswani/queries.tsv", sep="\t", dtype=str).query_id.tolist()
+    assert q == draw_queries(judged_queries(qrels), 10, 1)
+    assert (wd / V / "ci/systems_vaswani.png").stat().st_size > 0
+
+
+def test_planning_table_rows(systems_run):
+    wd, *_ = systems_run
+    p = pd.read_csv(wd / V / "ci/systems_plan_vaswani.csv")
+    assert set(p.method) == set(METHODS) and set(p.target_relative) == {0.1, 0.2, 0.3}
+    # a wider target never needs more queries
+    for _, g in p.groupby(["system", "measure", "method"]):
+        k = g.sort_values("target_relative").n_needed.to_numpy()
+        assert (np.diff(k) <= 0).all()
