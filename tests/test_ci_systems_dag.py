@@ -83,3 +83,22 @@ def test_planning_table_rows(systems_run):
     for _, g in p.groupby(["system", "measure", "method"]):
         k = g.sort_values("target_relative").n_needed.to_numpy()
         assert (np.diff(k) <= 0).all()
+
+
+def _scheduled(wd, cfg_path, change):
+    cfg = yaml.safe_load(cfg_path.read_text())
+    change(cfg["ci"]["systems"])
+    p = cfg_path.with_name("changed.yaml")
+    p.write_text(yaml.safe_dump(cfg))
+    out = snakemake(wd, "-n", "--cores", "1", f"{V}/ci/systems_plan_vaswani.md", config=p).stdout
+    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.strip().startswith("rule ")}
+
+
+@pytest.mark.parametrize("key, value, affected", [
+    ("plan_widths", [0.5], {"ci_systems_plan"}),
+    ("measures", ["DCG@10"], {"ci_systems", "ci_systems_plan"}),
+    ("seed", 2, {"ci_systems_pairs", "ci_systems_labels", "ci_systems", "ci_systems_plan"}),
+])
+def test_systems_keys_rerun_only_what_they_change(systems_run, key, value, affected):
+    wd, *_ = systems_run
+    assert _scheduled(wd, wd / "cisys.yaml", lambda s: s.update({key: value})) == affected
