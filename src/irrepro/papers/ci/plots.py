@@ -132,9 +132,10 @@ def systems_figure(table: pd.DataFrame, title: str):
         ax.set_yticklabels(systems, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel(m)
-    axes[0][0].legend(fontsize=6, loc="best")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=len(labels), frameon=False)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
