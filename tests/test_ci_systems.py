@@ -1,6 +1,8 @@
 """Intervals around any run's metric with few human-labelled queries (irrepro.papers.ci.systems / planning): PPI's
 coverage on synthetic data with a known truth, the no-signal fallback, PPI++'s λ, the calibration mapping fitted on
 the labelled queries only, and the systems table on small runs against ir_measures."""
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -278,3 +280,38 @@ def test_planning_widths_and_n_needed_agree_with_the_intervals():
     assert need["ppi"] == 40
     assert need["bootstrap"] > need["ppi"]
     assert planning.n_needed(terms, 1e-6)["ppi"] == np.inf  # the predictions' own variance is a floor
+
+
+def test_the_plan_checks_the_systems_block():
+    """ci.systems names systems of the population or of a runs import, a defined labeler, and for a calibrated
+    labeler at least as many labelled queries as its folds."""
+    from types import SimpleNamespace
+
+    from irrepro.papers.ci.plan import resolve_systems
+
+    spine = SimpleNamespace(collections=["vaswani"], systems={"vaswani": ["bm25", "qld"]}, V="results/x")
+    base = {"labels": {"labelers": {"minilm": {"backend": "biencoder", "model": "minilm"},
+                                    "f": {"backend": "file", "path": "x"}},
+                       "collections": {"vaswani": {"prompt": "binary"}}},
+            "imports": {},
+            "ci": {"systems": {"collection": "vaswani", "systems": ["bm25", "qld"], "labeler": "minilm", "n": 10,
+                               "queries": None, "seed": 0, "measures": ["DCG@10", "nDCG@5"],
+                               "plan_widths": [0.1]}}}
+    r = resolve_systems(base, spine)
+    assert r["runs"] == {"bm25": "results/x/runs/vaswani/bm25.run", "qld": "results/x/runs/vaswani/qld.run"}
+    assert r["k"] == 10 and r["prompt"] == "binary"
+    for change, match in ((lambda s: s.update(systems=["bm25", "nope"]), "neither a population system"),
+                          (lambda s: s.update(systems=["bm25"]), "at least two"),
+                          (lambda s: s.update(systems=["bm25", "imp/x"]), "not an import of type runs"),
+                          (lambda s: s.update(labeler="nope"), "not defined under labels.labelers"),
+                          (lambda s: s.update(n=3), "at least 5 queries"),
+                          (lambda s: s.update(collection="cranfield"), "not a retrieved collection")):
+        cfg = copy.deepcopy(base)
+        change(cfg["ci"]["systems"])
+        with pytest.raises(InputError, match=match):
+            resolve_systems(cfg, spine)
+    cfg = copy.deepcopy(base)
+    cfg["ci"]["systems"].update(labeler="f", n=3)
+    assert resolve_systems(cfg, spine)["n"] == 3  # a file labeler fits nothing
+    cfg["ci"]["systems"]["collection"] = None
+    assert resolve_systems(cfg, spine) is None

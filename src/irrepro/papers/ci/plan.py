@@ -93,6 +93,12 @@ def resolve_systems(config: dict, spine) -> dict | None:
     queries = None if cs.get("queries") is None else [str(q) for q in cs["queries"]]
     if queries is not None and (len(queries) < 2 or len(set(queries)) != len(queries)):
         raise InputError(f"{key}.queries: give at least two distinct query ids, got {queries}")
+    from irrepro.labels.factory import calibration_of
+    cal = calibration_of(config["labels"]["labelers"][lab])
+    n_lab = len(queries) if queries is not None else int(cs["n"])
+    if cal is not None and n_lab < int(cal["folds"]):
+        raise InputError(f"{key}.n: labeler {lab!r} fits its score-to-grade mapping on the labelled queries in "
+                         f"{cal['folds']} folds: label at least {cal['folds']} queries (got {n_lab})")
     return {"collection": c, "systems": names, "runs": runs, "labeler": lab, "prompt": prompt,
             "prompt_hash": prompt_hash, "k": k, "measures": measures, "n": int(cs["n"]), "queries": queries,
             "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]]}
