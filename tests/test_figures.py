@@ -124,6 +124,22 @@ def _ci_fig4():
     return [(fig4(pd.DataFrame(rows), f"{COLL}, labels: x: per-query CRC"), [COLL])]
 
 
+def _ci_systems():
+    from irrepro.papers.ci.plots import systems_figure
+    rows = [{"system": s, "measure": m, "method": meth, "estimate": 1.0 + i, "low": 0.5 + i, "high": 1.5 + i,
+             "truth": 1.1 + i} for i, s in enumerate(("sysA", "sysB")) for m in ("DCG@10", "nDCG@10")
+            for meth in ("bootstrap", "ppi", "ppi++", "crc")]
+    return [(systems_figure(pd.DataFrame(rows), f"{COLL}: 95% intervals, 10 human-labelled queries"), [COLL])]
+
+
+def _ci_systems_plan():
+    from irrepro.papers.ci.plots import systems_plan_figure
+    rows = [{"system": s, "measure": "DCG@10", "method": meth, "m": m, "width": (1 + j) / np.sqrt(m), "n": 10}
+            for s in ("sysA", "sysB") for j, meth in enumerate(("bootstrap", "ppi", "ppi++", "crc"))
+            for m in (2, 5, 10, 50)]
+    return [(systems_plan_figure(pd.DataFrame(rows), f"{COLL}: width vs human-labelled queries"), [COLL])]
+
+
 def _labels_agreement():
     from irrepro.labels.plots import PANELS, agreement_figure
     rows = [{"collection": c, "labeler": lab, **{k: float(RNG.uniform(-0.1, 0.9)) for k in PANELS}}
@@ -219,6 +235,8 @@ BUILDERS = {
     "irrepro.papers.ci.plots.fig2": _ci_fig2,
     "irrepro.papers.ci.plots.fig3": _ci_fig3,
     "irrepro.papers.ci.plots.fig4": _ci_fig4,
+    "irrepro.papers.ci.plots.systems_figure": _ci_systems,
+    "irrepro.papers.ci.plots.systems_plan_figure": _ci_systems_plan,
     "irrepro.papers.sampling.plots.fig_accuracy": _sampling,
     "irrepro.papers.vb.plots.fig_across_k": _vb_across_k,
     "irrepro.papers.vb.plots.fig_forest": _vb_forest,

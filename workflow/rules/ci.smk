@@ -172,164 +172,168 @@ rule ci_fig4:
         "../scripts/ci/fig4.py"
 
 
-if CI.systems:
-    CIS = CI.systems
+# ci.systems (docs/ci.md, "Evaluate your run with 10 human-labelled queries"): no job when its collection is unset.
+CIS = CI.systems or {}
 
-    rule ci_systems_pairs:
-        """ci.systems: the pool to label (every chosen system's top k of each judged query; pairs the label stage
-        labelled are in the cache) and the human-labelled queries (drawn with ci.systems.seed, or the list)."""
-        input:
-            runs=list(CIS["runs"].values()),
-            qrels=f"{V}/collections/{{collection}}/qrels.txt",
-            labelled_pairs=lambda wc: (
-                [f"{V}/labels/{wc.collection}/pairs.tsv"] if wc.collection in LABELS.collections else []
-            ),
-        output:
-            pairs=f"{V}/ci/systems/{{collection}}/pairs.tsv",
-            queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
-        log:
-            f"{V}/logs/ci/systems_pairs_{{collection}}.log",
-        benchmark:
-            f"{V}/benchmarks/ci_systems_pairs/{{collection}}.tsv"
-        wildcard_constraints:
-            collection=re.escape(CIS["collection"]),
-        conda:
-            "../envs/irrepro.yaml"
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=10,
-        params:
-            systems=CIS["systems"],
-            k=CIS["k"],
-            n=CIS["n"],
-            queries=CIS["queries"],
-            seed=CIS["seed"],
-        script:
-            "../scripts/ci/systems_pairs.py"
 
-    rule ci_systems_labels:
-        """ci.systems: the pool labelled by the configured labeler through the label cache; a calibrated labeler's
-        mapping is fitted on the human-labelled queries' grades only."""
-        input:
-            pairs=f"{V}/ci/systems/{{collection}}/pairs.tsv",
-            queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
-            topics=f"{V}/collections/{{collection}}/topics.tsv",
-            docs=lambda wc: docs_inputs(wc.collection),
-            files=LABELS.files[CIS["labeler"]],
-        output:
-            labels=f"{V}/ci/systems/{{collection}}/labels.tsv",
-            timing=f"{V}/benchmarks/ci_systems_labels_timing/{{collection}}.json",
-        log:
-            f"{V}/logs/ci/systems_labels_{{collection}}.log",
-        benchmark:
-            f"{V}/benchmarks/ci_systems_labels/{{collection}}.tsv"
-        wildcard_constraints:
-            collection=re.escape(CIS["collection"]),
-        conda:
-            "../envs/labels.yaml"
-        threads: 2
-        resources:
-            mem_mb=6000,
-            runtime=600,
-        params:
-            labeler=CIS["labeler"],
-            spec=LABELS.specs[CIS["labeler"]],
-            prompt=CIS["prompt"],
-            prompt_hash=CIS["prompt_hash"],
-            dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
-            home=f"{RES}/ir_datasets",
-            cache=LABELS.cache,
-        script:
-            "../scripts/ci/systems_labels.py"
+rule ci_systems_pairs:
+    """ci.systems: the pool to label (every chosen system's top k of each judged query; pairs the label stage
+    labelled are in the cache) and the human-labelled queries (drawn with ci.systems.seed, or the list)."""
+    input:
+        runs=lambda wc: list(CIS["runs"].values()),
+        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+        labelled_pairs=lambda wc: (
+            [f"{V}/labels/{wc.collection}/pairs.tsv"] if wc.collection in LABELS.collections else []
+        ),
+    output:
+        pairs=f"{V}/ci/systems/{{collection}}/pairs.tsv",
+        queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
+    log:
+        f"{V}/logs/ci/systems_pairs_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_systems_pairs/{{collection}}.tsv"
+    wildcard_constraints:
+        collection=_alt([CIS["collection"]] if CIS else []),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        systems=lambda wc: CIS["systems"],
+        k=lambda wc: CIS["k"],
+        n=lambda wc: CIS["n"],
+        queries=lambda wc: CIS["queries"],
+        seed=lambda wc: CIS["seed"],
+    script:
+        "../scripts/ci/systems_pairs.py"
 
-    rule ci_systems:
-        """ci.systems: per system and measure the bootstrap, PPI, PPI++ and CRC intervals beside the value by all
-        human labels, and the intervals of each pair's difference."""
-        input:
-            runs=list(CIS["runs"].values()),
-            qrels=f"{V}/collections/{{collection}}/qrels.txt",
-            labels=f"{V}/ci/systems/{{collection}}/labels.tsv",
-            queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
-        output:
-            csv=f"{V}/ci/systems_{{collection}}.csv",
-            per_query=f"{V}/ci/systems/{{collection}}/per_query.csv",
-            md=report(
-                f"{V}/ci/systems_{{collection}}.md",
-                caption="../report/ci/systems.rst",
-                category="CI with LLM labels",
-                labels={"table": "your systems", "data": "{collection}"},
-            ),
-            pdf=f"{V}/ci/systems_{{collection}}.pdf",
-            png=report(
-                f"{V}/ci/systems_{{collection}}.png",
-                caption="../report/ci/systems.rst",
-                category="CI with LLM labels",
-                labels={"figure": "your systems", "data": "{collection}"},
-            ),
-        log:
-            f"{V}/logs/ci/systems_{{collection}}.log",
-        benchmark:
-            f"{V}/benchmarks/ci_systems/{{collection}}.tsv"
-        wildcard_constraints:
-            collection=re.escape(CIS["collection"]),
-        conda:
-            "../envs/irrepro.yaml"
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=20,
-        params:
-            systems=CIS["systems"],
-            measures=CIS["measures"],
-            labeler=CIS["labeler"],
-            seed=CIS["seed"],
-            alpha=config["ci"]["alpha"],
-            n_boot=config["ci"]["n_boot"],
-            batches=config["ci"]["batches"],
-            label_gain=config["ci"]["label_gain"],
-        script:
-            "../scripts/ci/systems.py"
 
-    rule ci_systems_plan:
-        """ci.systems planning: interval width against the number of human-labelled queries, and the number each
-        target width needs, per system and method."""
-        input:
-            systems=f"{V}/ci/systems_{{collection}}.csv",
-            per_query=f"{V}/ci/systems/{{collection}}/per_query.csv",
-        output:
-            csv=f"{V}/ci/systems_plan_{{collection}}.csv",
-            md=report(
-                f"{V}/ci/systems_plan_{{collection}}.md",
-                caption="../report/ci/systems_plan.rst",
-                category="CI with LLM labels",
-                labels={"table": "planning: human-labelled queries needed", "data": "{collection}"},
-            ),
-            pdf=f"{V}/ci/systems_plan_{{collection}}.pdf",
-            png=report(
-                f"{V}/ci/systems_plan_{{collection}}.png",
-                caption="../report/ci/systems_plan.rst",
-                category="CI with LLM labels",
-                labels={"figure": "planning: width against n", "data": "{collection}"},
-            ),
-        log:
-            f"{V}/logs/ci/systems_plan_{{collection}}.log",
-        benchmark:
-            f"{V}/benchmarks/ci_systems_plan/{{collection}}.tsv"
-        wildcard_constraints:
-            collection=re.escape(CIS["collection"]),
-        conda:
-            "../envs/irrepro.yaml"
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=10,
-        params:
-            measures=CIS["measures"],
-            plan_widths=CIS["plan_widths"],
-            alpha=config["ci"]["alpha"],
-        script:
-            "../scripts/ci/systems_plan.py"
+rule ci_systems_labels:
+    """ci.systems: the pool labelled by the configured labeler through the label cache; a calibrated labeler's
+    mapping is fitted on the human-labelled queries' grades only."""
+    input:
+        pairs=f"{V}/ci/systems/{{collection}}/pairs.tsv",
+        queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+        docs=lambda wc: docs_inputs(wc.collection),
+        files=lambda wc: LABELS.files[CIS["labeler"]],
+    output:
+        labels=f"{V}/ci/systems/{{collection}}/labels.tsv",
+        timing=f"{V}/benchmarks/ci_systems_labels_timing/{{collection}}.json",
+    log:
+        f"{V}/logs/ci/systems_labels_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_systems_labels/{{collection}}.tsv"
+    wildcard_constraints:
+        collection=_alt([CIS["collection"]] if CIS else []),
+    conda:
+        "../envs/labels.yaml"
+    threads: 2
+    resources:
+        mem_mb=6000,
+        runtime=600,
+    params:
+        labeler=lambda wc: CIS["labeler"],
+        spec=lambda wc: LABELS.specs[CIS["labeler"]],
+        prompt=lambda wc: CIS["prompt"],
+        prompt_hash=lambda wc: CIS["prompt_hash"],
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        home=f"{RES}/ir_datasets",
+        cache=LABELS.cache,
+    script:
+        "../scripts/ci/systems_labels.py"
+
+
+rule ci_systems:
+    """ci.systems: per system and measure the bootstrap, PPI, PPI++ and CRC intervals beside the value by all
+    human labels, and the intervals of each pair's difference."""
+    input:
+        runs=lambda wc: list(CIS["runs"].values()),
+        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+        labels=f"{V}/ci/systems/{{collection}}/labels.tsv",
+        queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
+    output:
+        csv=f"{V}/ci/systems_{{collection}}.csv",
+        per_query=f"{V}/ci/systems/{{collection}}/per_query.csv",
+        md=report(
+            f"{V}/ci/systems_{{collection}}.md",
+            caption="../report/ci/systems.rst",
+            category="CI with LLM labels",
+            labels={"table": "your systems", "data": "{collection}"},
+        ),
+        pdf=f"{V}/ci/systems_{{collection}}.pdf",
+        png=report(
+            f"{V}/ci/systems_{{collection}}.png",
+            caption="../report/ci/systems.rst",
+            category="CI with LLM labels",
+            labels={"figure": "your systems", "data": "{collection}"},
+        ),
+    log:
+        f"{V}/logs/ci/systems_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_systems/{{collection}}.tsv"
+    wildcard_constraints:
+        collection=_alt([CIS["collection"]] if CIS else []),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    params:
+        systems=lambda wc: CIS["systems"],
+        measures=lambda wc: CIS["measures"],
+        labeler=lambda wc: CIS["labeler"],
+        seed=lambda wc: CIS["seed"],
+        alpha=config["ci"]["alpha"],
+        n_boot=config["ci"]["n_boot"],
+        batches=config["ci"]["batches"],
+        label_gain=config["ci"]["label_gain"],
+    script:
+        "../scripts/ci/systems.py"
+
+
+rule ci_systems_plan:
+    """ci.systems planning: interval width against the number of human-labelled queries, and the number each
+    target width needs, per system and method."""
+    input:
+        systems=f"{V}/ci/systems_{{collection}}.csv",
+        per_query=f"{V}/ci/systems/{{collection}}/per_query.csv",
+    output:
+        csv=f"{V}/ci/systems_plan_{{collection}}.csv",
+        md=report(
+            f"{V}/ci/systems_plan_{{collection}}.md",
+            caption="../report/ci/systems_plan.rst",
+            category="CI with LLM labels",
+            labels={"table": "planning: human-labelled queries needed", "data": "{collection}"},
+        ),
+        pdf=f"{V}/ci/systems_plan_{{collection}}.pdf",
+        png=report(
+            f"{V}/ci/systems_plan_{{collection}}.png",
+            caption="../report/ci/systems_plan.rst",
+            category="CI with LLM labels",
+            labels={"figure": "planning: width against n", "data": "{collection}"},
+        ),
+    log:
+        f"{V}/logs/ci/systems_plan_{{collection}}.log",
+    benchmark:
+        f"{V}/benchmarks/ci_systems_plan/{{collection}}.tsv"
+    wildcard_constraints:
+        collection=_alt([CIS["collection"]] if CIS else []),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        measures=lambda wc: CIS["measures"],
+        plan_widths=lambda wc: CIS["plan_widths"],
+        alpha=config["ci"]["alpha"],
+    script:
+        "../scripts/ci/systems_plan.py"
 
 
 rule ci_all:

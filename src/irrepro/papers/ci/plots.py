@@ -130,6 +130,7 @@ def systems_figure(table: pd.DataFrame, title: str):
                     label="all human labels" if i == 0 else None)
         ax.set_yticks(range(len(systems)))
         ax.set_yticklabels(systems, fontsize=7)
+        ax.set_ylabel("system")
         ax.invert_yaxis()
         ax.set_xlabel(m)
     handles, labels = axes[0][0].get_legend_handles_labels()
