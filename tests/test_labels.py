@@ -541,6 +541,11 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     folder = converted_smollm2()
     assert folder.parent == model_cache_dir() and folder.name.startswith("SmolLM2-135M-Instruct.Q4_1-")
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in folder.iterdir()}
+    # the tied embedding under both names: other loaders (vLLM) read model.embed_tokens.weight, not lm_head.weight
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        assert np.array_equal(f.get_tensor("model.embed_tokens.weight").numpy(), f.get_tensor("lm_head.weight").numpy())
     assert converted.model_id == str(folder) and converted.name == "smollm2-135m-instruct-q4_1"
     gguf = smollm2_labeler(batch_size=4, convert=False)
     assert gguf.name == converted.name  # one cache key whichever way the model was loaded
