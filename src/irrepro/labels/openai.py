@@ -1,6 +1,7 @@
 """An OpenAI-compatible server (vLLM, llama.cpp server, OpenAI) with ``logprobs`` (:class:`OpenAILabeler`)."""
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -121,7 +122,7 @@ class OpenAILabeler(Labeler):
                         delay = min(delay * 2, 60)
                         continue
                 raise RuntimeError(f"{url}: HTTP {e.code}: {detail}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
+            except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as e:
                 if attempt < self.max_retries:
                     log.warning("%s: %s, retrying in %.0f s", url, e, delay)
                     time.sleep(delay)

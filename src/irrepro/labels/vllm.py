@@ -176,7 +176,7 @@ class VLLMServer:
         if self.proc is not None:
             self.proc.wait()
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def stop(self, timeout: float = 20.0) -> None:
         """SIGTERM to the process group, SIGKILL after ``timeout`` seconds."""
         if self.proc is None:
             return
