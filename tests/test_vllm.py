@@ -168,15 +168,19 @@ def test_vllm_degenerate_server_is_refused(vllm_python, model_dir, pairs, tmp_pa
 
 @pytest.fixture(scope="module")
 def server(vllm_python, model_dir, tmp_path_factory):
-    srv = _serve(vllm_python, model_dir, tmp_path_factory.mktemp("vllm"))
-    srv.start()
-    try:
-        ready = srv.wait()
-        print(f"vLLM server ready in {ready:.1f} s at {srv.base_url}")
+    """The server as a label job starts it: an ``openai`` labeler configured with ``serve`` (make_labeler), run
+    inside :func:`irrepro.labels.vllm.serving`, which points the labeler at the server and stops it at the end."""
+    from irrepro.labels.vllm import serving
+
+    log = tmp_path_factory.mktemp("vllm") / "vllm.log"
+    lab = L.make_labeler({"backend": "openai", "model": "smollm2", "mode": "score", "api_key_env": None,
+                          "serve": {"model": "smollm2", "python": str(vllm_python), "log": str(log)}})
+    t0 = time.monotonic()
+    with serving(lab) as srv:
+        print(f"vLLM server ready in {time.monotonic() - t0:.1f} s at {lab.base_url}")
+        assert lab.base_url == srv.base_url and srv.model == str(model_dir)
         yield srv
-    finally:
-        srv.stop()
-        assert srv.proc.poll() is not None
+    assert srv.proc.poll() is not None  # stopped
 
 
 def test_vllm_labels_agree_with_the_in_process_labeler(server, pairs, in_process, tmp_path):

@@ -16,7 +16,7 @@ _SPEC_KEYS = {
            "raw_suffix_prefix", "gguf_file", "revision", "trust_remote_code", "share_prefix"},
     "openai": {"model", "base_url", "api_key_env", "endpoint", "top_logprobs", "max_tokens", "missing_logprob",
                "timeout", "max_retries", "retry_delay", "concurrency", "batch_size", "name", "extra_body", "mode",
-               "chat_template", "raw_suffix_prefix", "tokenize_url"},
+               "chat_template", "raw_suffix_prefix", "tokenize_url", "serve"},
     "file": {"path", "smoothing", "missing", "name", "batch_size"},
     "hash": {"seed", "delay", "batch_size", "name"},
     "biencoder": {"model", "device", "dtype", "batch_size", "threads", "max_tokens", "name", "folds",

@@ -45,6 +45,10 @@ class OpenAILabeler(Labeler):
     Two requests per pair (``tokenize`` is cheap); ``max_tokens``, ``top_logprobs`` and ``missing_logprob`` do not
     apply.
 
+    ``serve``: settings of a vLLM server that the label job starts for its own use and stops at its end
+    (:func:`irrepro.labels.vllm.serving`; ``base_url`` is then that server's); without it ``base_url`` reaches a
+    running server.
+
     ``api_key``: passed directly, or read from the environment variable ``api_key_env`` (default
     ``OPENAI_API_KEY``); none → no ``Authorization`` header (local servers). Transient errors (HTTP 429/5xx,
     connection errors) are retried ``max_retries`` times with exponential back-off from ``retry_delay`` seconds.
@@ -57,7 +61,8 @@ class OpenAILabeler(Labeler):
                  max_tokens: int = 4, missing_logprob: float | None = None, timeout: float = 60.0,
                  max_retries: int = 5, retry_delay: float = 1.0, concurrency: int = 4, batch_size: int = 16,
                  name: str | None = None, extra_body: dict | None = None, mode: str = "generate",
-                 chat_template: bool = True, raw_suffix_prefix: str = " ", tokenize_url: str | None = None):
+                 chat_template: bool = True, raw_suffix_prefix: str = " ", tokenize_url: str | None = None,
+                 serve: dict | None = None):
         if endpoint not in ("chat", "completions"):
             raise InputError(f"openai endpoint {endpoint!r}: expected chat or completions")
         if mode not in ("generate", "score"):
@@ -88,6 +93,8 @@ class OpenAILabeler(Labeler):
         root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
         self.tokenize_url = str(tokenize_url or f"{root}/tokenize")
         self._suffix_ids: dict = {}
+        #: a vLLM server to start for the labelling job (:func:`irrepro.labels.vllm.serving`), or None
+        self.serve = dict(serve) if serve else None
 
     def request_body(self, prompt: Prompt, query: str, doc: str) -> dict:
         """The JSON body sent for one pair."""

