@@ -668,3 +668,37 @@ def test_smollm2_on_four_dl19_pairs(tmp_path, one_thread):
     lab.share_prefix, lab.batch_size = False, 1
     ref = lab.score("trecdl", pairs["query"].tolist(), pairs["text"].tolist())
     np.testing.assert_allclose(p, ref, atol=1e-4)
+
+
+def test_converted_model_without_the_embedding_tensor_is_converted_again(tmp_path):
+    """A converted folder written before tied tensors were saved under both names (vLLM would serve it with an
+    uninitialised embedding) counts as damaged, whatever its manifest says."""
+    import torch
+    from safetensors.torch import save_file
+
+    from irrepro.labels.smollm2 import _lacks_embedding, check_manifest, write_manifest
+
+    w = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    save_file({"lm_head.weight": w}, str(tmp_path / "model.safetensors"))
+    write_manifest(tmp_path)
+    assert check_manifest(tmp_path) is None and "model.embed_tokens.weight" in _lacks_embedding(tmp_path)
+    save_file({"lm_head.weight": w, "model.embed_tokens.weight": w.clone()}, str(tmp_path / "model.safetensors"))
+    assert _lacks_embedding(tmp_path) is None
+
+
+def test_vllm_server_that_exits_at_start_is_reported(tmp_path):
+    """The server helper, without vLLM: a process that dies before answering /health is an error quoting its log."""
+    from irrepro.labels.vllm import VLLMServer, serving
+
+    srv = VLLMServer("/bin/false", tmp_path, log_path=tmp_path / "s.log")
+    assert srv.command()[1:3] == ["-m", "vllm.entrypoints.openai.api_server"] and "--enforce-eager" in srv.command()
+    with pytest.raises(RuntimeError, match="exited"):
+        with srv:
+            pass
+    lab = L.OpenAILabeler("m", "http://127.0.0.1:9/v1", api_key_env=None)
+    with serving(lab) as s:  # no `serve`: nothing started, base_url kept
+        assert s is None and lab.base_url == "http://127.0.0.1:9/v1"
+    bad = L.make_labeler({"backend": "openai", "model": "m", "api_key_env": None, "serve": {"modle": "x"}})
+    with pytest.raises(InputError, match="serve needs a model"):
+        with serving(bad):
+            pass

@@ -74,7 +74,7 @@ class OpenAILabeler(Labeler):
         self.base_url = str(base_url).rstrip("/")
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env) or None
-        if api_key is None and "api.openai.com" in self.base_url:
+        if api_key is None and "api.openai.com" in self.base_url and not serve:  # `serve`: a local server
             raise InputError(f"no API key for {self.base_url}: set the environment variable "
                              f"{api_key_env or 'OPENAI_API_KEY'} or pass api_key")
         self._api_key = api_key
