@@ -53,7 +53,9 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     the config, the tokenizer and the weights each, about 20 s on one core here before the first label; the
     converted folder loads in about a second. The weights are the same de-quantized float32 tensors and the
     tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the labeler's
-    cache name are unchanged. Several processes may convert at once: each writes a private temporary folder and
+    cache name are unchanged. The tied embedding is saved under both of its names (:func:`save_weights`), so
+    that vLLM serves the folder correctly; a folder converted before that is converted again. Several processes
+    may convert at once: each writes a private temporary folder and
     the first rename wins."""
     import tempfile
 
