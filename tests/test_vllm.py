@@ -3,7 +3,7 @@ of its own, installed on first use and reused after), serving the converted Smol
 ``openai`` backend in scoring mode and compared with the in-process labeler on the same 48 vaswani pairs.
 
 Not skipped where vLLM installs (the test fails, it does not skip, when it cannot). Wall time here (2 shared
-cores, lightly loaded, 2026-11-25): about 80 s to install vLLM the first time, then about 4 minutes: three server
+cores, lightly loaded, 2026-11-25): about 80 s to install vLLM the first time, then 3 min 16 s: three server
 starts of 20-45 s (a degenerate server, the server, its restart after a kill), the in-process labels (about 30 s
 with the model's load) and about two minutes of labelling through the server."""
 import os
