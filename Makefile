@@ -32,7 +32,7 @@ test: setup
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/pytest -q -m "not integration and not slurm" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
 
 # ruff on the Python, snakefmt on the rules, snakemake's own linter on the workflow (also run by tests/test_lint.py)
 lint: setup

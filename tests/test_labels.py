@@ -386,6 +386,103 @@ def test_openai_labeler_against_fake_server(monkeypatch):
         srv.close()
 
 
+def test_openai_scoring_mode_against_fake_server():
+    """Scoring mode: the prompt and the suffixes tokenised by the server (/tokenize), then one echoed /completions
+    request per pair with the G sequences prompt + suffix_r; log P(s_r) = the sum over suffix r's tokens."""
+    def tokens(text):
+        return [ord(c) for c in text]
+
+    def answer(path, body):
+        if path == "/tokenize":
+            if "messages" in body:
+                assert body["add_generation_prompt"] is True
+                return {"tokens": [1, 2] + tokens(body["messages"][0]["content"])[:5] + [3]}
+            return {"tokens": tokens(body["prompt"])}
+        assert path == "/v1/completions" and body["echo"] is True and body["max_tokens"] == 0
+        # every prompt token at -0.5 except the first (none); a suffix token t at -t/100; ``drop`` entries left out
+        k = answer.suffix_len
+        lps = [[None] + [-0.5] * (len(p) - 1 - k) + [-t / 100 for t in p[len(p) - k:]] for p in body["prompt"]]
+        return {"choices": [{"index": i, "logprobs": {"token_logprobs": lp[:len(lp) - answer.drop]}}
+                            for i, lp in enumerate(lps)][::-1]}  # in any order: matched by index
+
+    answer.suffix_len, answer.drop = 3, 0
+    srv = FakeServer(answer)
+    try:
+        lab = L.OpenAILabeler("m", srv.url, api_key_env=None, mode="score", concurrency=1)
+        assert lab.name == "openai-score:m" and lab.tokenize_url == srv.url[:-3] + "/tokenize"
+        logp = lab.log_scores("robust04", ["q"], ["some doc"])
+        # "[r]" = tokens 91, 48 + r, 93: the three tokens' log-probabilities summed
+        np.testing.assert_allclose(logp, [[-(91 + 48 + r + 93) / 100 for r in range(3)]])
+        body = srv.requests[-1][2]
+        prompt_ids = [1, 2] + [ord(c) for c in ROBUST04.format("q", "some doc")[:5]] + [3]
+        assert body["prompt"] == [prompt_ids + [91, 48 + r, 93] for r in range(3)] and body["logprobs"] == 0
+        # the suffixes were tokenised once, without special tokens
+        tok = [b for path, _, b in srv.requests if path == "/tokenize" and "prompt" in b]
+        assert [b["prompt"] for b in tok] == ["[0]", "[1]", "[2]"] and all(not b["add_special_tokens"] for b in tok)
+        lab.score("robust04", ["q2"], ["d"])
+        assert len([b for path, _, b in srv.requests if path == "/tokenize" and "prompt" in b]) == 3
+        # a reply that does not echo the prompt is an error, not a label
+        answer.drop = 1
+        with pytest.raises(RuntimeError, match="echoed token"):
+            lab.log_scores("robust04", ["q"], ["d"])
+        # without the chat template: raw text, suffixes after a space
+        raw = L.OpenAILabeler("m", srv.url, api_key_env=None, mode="score", chat_template=False)
+        answer.suffix_len, answer.drop = 2, 0
+        assert raw.name == "openai-score:m@raw"
+        np.testing.assert_allclose(raw.log_scores("binary", ["q"], ["d"]), [[-(32 + 48) / 100, -(32 + 49) / 100]])
+        assert srv.requests[-1][2]["prompt"][0][:-2] == [ord(c) for c in BINARY.format("q", "d")]
+    finally:
+        srv.close()
+
+
+class Constant(L.Labeler):
+    """The same distribution for every pair, whatever its text (a server whose weights did not load)."""
+
+    name, batch_size = "constant", 3
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        return np.tile([0.25, 0.25, 0.25, 0.25], (len(queries), 1))
+
+
+def test_a_labeler_giving_every_pair_the_same_distribution_is_refused(tmp_path):
+    from irrepro.labels.run import DEGENERATE_PAIRS
+
+    cache = tmp_path / "c.sqlite"
+    with pytest.raises(L.LabelerError, match="do not depend on its input"):
+        L.label_pairs(Constant(), "trecdl", make_pairs(DEGENERATE_PAIRS), cache, progress=False)
+    with L.LabelCache(cache) as c:
+        assert c.count() == 0  # none of its labels cached: a rerun would not serve them
+    # too few distinct texts to judge: labelled and cached as usual
+    out = L.label_pairs(Constant(), "trecdl", make_pairs(DEGENERATE_PAIRS - 1), cache, progress=False)
+    assert len(out) == DEGENERATE_PAIRS - 1
+    # the same text under many ids: the same label is right
+    same = make_pairs(3 * DEGENERATE_PAIRS).assign(query="q", text="one text", query_id=lambda d: d.doc_id)
+    assert len(L.label_pairs(Constant(), "trecdl", same, None, progress=False)) == 3 * DEGENERATE_PAIRS
+    # a labeler that reads its input passes, and nothing was held back from the cache
+    lab = CountingLabeler(L.HashLabeler(batch_size=1))
+    lab.check_degenerate = True
+    L.label_pairs(lab, "trecdl", make_pairs(2 * DEGENERATE_PAIRS), cache, progress=False)
+    with L.LabelCache(cache) as c:
+        assert c.count(lab.cache_key) == 2 * DEGENERATE_PAIRS
+    # nearly constant but not quite (one grade of the first pair labelled moves by 10x the tolerance): accepted
+    from irrepro.labels.run import DEGENERATE_TOLERANCE
+
+    class Almost(Constant):
+        name = "almost"
+
+        def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+            p = super().score(prompt, queries, docs)
+            p[[i for i, d in enumerate(docs) if d.startswith("document 0 ")], 0] *= np.exp(10 * DEGENERATE_TOLERANCE)
+            return p / p.sum(1, keepdims=True)
+
+    L.label_pairs(Almost(), "trecdl", make_pairs(4 * DEGENERATE_PAIRS), cache, progress=False)
+    # a label file giving every pair the same grade is not checked
+    qrels = tmp_path / "q.txt"
+    pairs = make_pairs(3 * DEGENERATE_PAIRS)
+    qrels.write_text("".join(f"{q} 0 {d} 0\n" for q, d in zip(pairs.query_id, pairs.doc_id)))
+    assert len(L.label_pairs(L.FileLabeler(qrels), "trecdl", pairs, cache, progress=False)) == len(pairs)
+
+
 # ---------------------------------------------------------------------------------------------------- HF models
 @pytest.fixture
 def one_thread():
@@ -541,6 +638,11 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     folder = converted_smollm2()
     assert folder.parent == model_cache_dir() and folder.name.startswith("SmolLM2-135M-Instruct.Q4_1-")
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in folder.iterdir()}
+    # the tied embedding under both names: other loaders (vLLM) read model.embed_tokens.weight, not lm_head.weight
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        assert np.array_equal(f.get_tensor("model.embed_tokens.weight").numpy(), f.get_tensor("lm_head.weight").numpy())
     assert converted.model_id == str(folder) and converted.name == "smollm2-135m-instruct-q4_1"
     gguf = smollm2_labeler(batch_size=4, convert=False)
     assert gguf.name == converted.name  # one cache key whichever way the model was loaded
@@ -566,3 +668,37 @@ def test_smollm2_on_four_dl19_pairs(tmp_path, one_thread):
     lab.share_prefix, lab.batch_size = False, 1
     ref = lab.score("trecdl", pairs["query"].tolist(), pairs["text"].tolist())
     np.testing.assert_allclose(p, ref, atol=1e-4)
+
+
+def test_converted_model_without_the_embedding_tensor_is_converted_again(tmp_path):
+    """A converted folder written before tied tensors were saved under both names (vLLM would serve it with an
+    uninitialised embedding) counts as damaged, whatever its manifest says."""
+    import torch
+    from safetensors.torch import save_file
+
+    from irrepro.labels.smollm2 import _lacks_embedding, check_manifest, write_manifest
+
+    w = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    save_file({"lm_head.weight": w}, str(tmp_path / "model.safetensors"))
+    write_manifest(tmp_path)
+    assert check_manifest(tmp_path) is None and "model.embed_tokens.weight" in _lacks_embedding(tmp_path)
+    save_file({"lm_head.weight": w, "model.embed_tokens.weight": w.clone()}, str(tmp_path / "model.safetensors"))
+    assert _lacks_embedding(tmp_path) is None
+
+
+def test_vllm_server_that_exits_at_start_is_reported(tmp_path):
+    """The server helper, without vLLM: a process that dies before answering /health is an error quoting its log."""
+    from irrepro.labels.vllm import VLLMServer, serving
+
+    srv = VLLMServer("/bin/false", tmp_path, log_path=tmp_path / "s.log")
+    assert srv.command()[1:3] == ["-m", "vllm.entrypoints.openai.api_server"] and "--enforce-eager" in srv.command()
+    with pytest.raises(RuntimeError, match="exited"):
+        with srv:
+            pass
+    lab = L.OpenAILabeler("m", "http://127.0.0.1:9/v1", api_key_env=None)
+    with serving(lab) as s:  # no `serve`: nothing started, base_url kept
+        assert s is None and lab.base_url == "http://127.0.0.1:9/v1"
+    bad = L.make_labeler({"backend": "openai", "model": "m", "api_key_env": None, "serve": {"modle": "x"}})
+    with pytest.raises(InputError, match="serve needs a model"):
+        with serving(bad):
+            pass

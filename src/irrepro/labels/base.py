@@ -98,6 +98,10 @@ class Labeler(abc.ABC):
     batch_size: int = 8
     #: a hash of the weights a local model was loaded from (None: a remote model or no model)
     weights_id: str | None = None
+    #: whether :func:`~irrepro.labels.run.label_pairs` refuses the labeler when pairs of different texts all get the
+    #: same distribution (:class:`~irrepro.labels.run.DegeneracyCheck`); False for labelers that read ids, not texts
+    #: (a label file may give every pair the same grade)
+    check_degenerate: bool = True
 
     @property
     def cache_key(self) -> str:

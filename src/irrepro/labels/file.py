@@ -21,6 +21,8 @@ class FileLabeler(Labeler):
     ``name`` defaults to ``file:<file stem>`` (``@eps<ε>`` appended when ε > 0).
     """
 
+    check_degenerate = False  # labels by ids, not texts
+
     def __init__(self, path, smoothing: float = 0.0, missing: str = "error", name: str | None = None,
                  batch_size: int = 1024):
         from irrepro.core.trec import read_qrels

@@ -16,6 +16,8 @@ class HashLabeler(Labeler):
     For tests, dry runs of the pipeline and timing it; ``delay`` seconds of sleep per pair imitate a slow model.
     """
 
+    check_degenerate = False  # labels by ids, not texts
+
     def __init__(self, seed: int = 0, delay: float = 0.0, batch_size: int = 8, name: str | None = None):
         self.seed = int(seed)
         self.delay = float(delay)

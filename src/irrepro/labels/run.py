@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from irrepro.errors import InputError
-from irrepro.labels.base import Labeler, label_columns
+from irrepro.labels.base import Labeler, LabelerError, label_columns
 from irrepro.labels.cache import LabelCache
 from irrepro.labels.prompts import get_prompt
 
@@ -26,6 +26,53 @@ ADOPT_SAMPLE = 8
 #: 8 pairs labelled again in another batch: max |Δp| 2.4e-7, 2026-11-25); damaged weights move labels by far more
 #: (uniform labels, or p = 0.69 where intact weights give 0.99)
 ADOPT_TOLERANCE = 1e-5
+
+
+#: a labeler that gives pairs of this many distinct (query, text) inputs the same distribution is refused
+#: (:class:`DegeneracyCheck`). Fewer are not judged: the fake servers of the tests answer every request alike, and
+#: two or three documents may well get one label from a model that saturates; eight documents of different text
+#: whose every grade's log-probability agrees within DEGENERATE_TOLERANCE do not come from a model that read them
+DEGENERATE_PAIRS = 8
+#: on log p (p floored at 1e-300): batch composition and padding move a model's log-probabilities by about 1e-7
+#: (ADOPT_TOLERANCE's measurement); different documents move SmolLM2's by 1e-2 and more (tests/test_vllm.py)
+DEGENERATE_TOLERANCE = ADOPT_TOLERANCE
+
+
+class DegeneracyCheck:
+    """Refuses a labeler whose distributions do not depend on its input: a server serving a model whose weights did
+    not load (vLLM with a missing embedding tensor answers every prompt with the uniform distribution and HTTP 200),
+    a backend whose parsing never finds the grades, a prompt whose document never reaches the model.
+
+    Rows are fed with their inputs (:meth:`add`); the check is decided as soon as one row differs from the first
+    by more than :data:`DEGENERATE_TOLERANCE` in some grade's log-probability (the labeler reads its input), and
+    fails — :class:`~irrepro.labels.base.LabelerError` — when :data:`DEGENERATE_PAIRS` distinct inputs all gave
+    the first row's distribution. :func:`label_pairs` holds the labels back from the cache until it is decided."""
+
+    def __init__(self, name: str, min_inputs: int = DEGENERATE_PAIRS, tolerance: float = DEGENERATE_TOLERANCE):
+        self.name, self.min_inputs, self.tolerance = name, int(min_inputs), float(tolerance)
+        self.ref = None
+        self.inputs: set = set()
+        self.decided = False
+
+    def add(self, inputs: list, probs: np.ndarray) -> None:
+        if self.decided or not len(probs):
+            return
+        logp = np.log(np.maximum(np.asarray(probs, dtype=float), 1e-300))
+        if self.ref is None:
+            self.ref = logp[0]
+        same = np.abs(logp - self.ref).max(axis=1) <= self.tolerance
+        if not same.all():
+            self.decided = True
+            return
+        self.inputs.update(inputs)
+        if len(self.inputs) >= self.min_inputs:
+            p = np.exp(self.ref)
+            raise LabelerError(f"labeler {self.name!r} gave {len(self.inputs)} pairs of different query or document "
+                               f"text the same distribution {np.round(p, 6).tolist()} (every grade's "
+                               f"log-probability within {self.tolerance:g}): its labels do not depend on its input, "
+                               "no label is written. A model whose weights did not load (e.g. vLLM serving a folder "
+                               "without model.embed_tokens.weight answers log(1/vocabulary) for every token), a "
+                               "server reply without the grades, or a prompt without the document gives this")
 
 
 def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queries: list, texts: list,
@@ -65,7 +112,11 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
     per input row, in input order (repeated pairs are labelled once). Pairs already in the cache at ``cache_path``
     under (``labeler.cache_key``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
     time (default ``labeler.batch_size``), shortest texts first (less padding), and each batch is committed to the
-    cache before the next starts, so a killed run loses at most the batch in flight. Shows a tqdm bar on stderr
+    cache before the next starts, so a killed run loses at most the batch in flight (and, until the first labels
+    that differ, the batches held back by :class:`DegeneracyCheck`: a labeler that gives :data:`DEGENERATE_PAIRS`
+    pairs of different texts one and the same distribution is refused with
+    :class:`~irrepro.labels.base.LabelerError`, and none of its labels is cached; labelers with
+    ``check_degenerate = False`` are not checked). Shows a tqdm bar on stderr
     (``progress``) and logs (logger ``irrepro.labels``) a line with pairs/s at most every ``log_interval`` seconds
     and at the end. The ``labeler`` column holds ``labeler.cache_key`` (the canonical table's writer replaces it by
     the config's name). The caller adds the ``collection`` column of the canonical labels table. ``stats``: a dict
@@ -108,6 +159,14 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                        dynamic_ncols=True)
         t0 = last = time.time()
         done_since = 0
+        check = DegeneracyCheck(labeler.name) if getattr(labeler, "check_degenerate", True) else None
+        held: list = []  # batches labelled before the check is decided: not yet in the cache
+
+        def commit(ks, ps):
+            if check is None or check.decided:
+                cache.put(key, prompt, ks, ps)
+            else:
+                held.append((ks, ps))
         try:
             for b in range(0, total, bs):
                 chunk = todo[b:b + bs]
@@ -121,7 +180,14 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                                        f"{(len(chunk), G)}")
                 ok = ~np.isnan(probs).any(axis=1)  # NaN rows (e.g. FileLabeler missing='nan') are not cached
                 if ok.any():
-                    cache.put(key, prompt, [k for k, o in zip(chunk, ok) if o], probs[ok])
+                    ks = [k for k, o in zip(chunk, ok) if o]
+                    if check is not None and not check.decided:
+                        check.add([(queries[first[k]], texts[first[k]]) for k in ks], probs[ok])
+                        if check.decided:  # the labeler reads its input: what was held back goes to the cache
+                            for hk, hp in held:
+                                cache.put(key, prompt, hk, hp)
+                            held.clear()
+                    commit(ks, probs[ok])
                 got.update(zip(chunk, probs))
                 if bar is not None:
                     bar.update(len(chunk))
@@ -132,6 +198,9 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                              prompt.id, b + len(chunk), total, done_since / max(now - last, 1e-9),
                              len(chunk) / max(now - tb, 1e-9))
                     last, done_since = now, 0
+            if held:  # fewer than DEGENERATE_PAIRS distinct inputs, all alike: too few to judge
+                for hk, hp in held:
+                    cache.put(key, prompt, hk, hp)
         finally:
             if bar is not None:
                 bar.close()

