@@ -5,6 +5,9 @@
 #   snakemake --cores 1 results/v1/bv/fig1_trec8-adhoc.pdf # rebuild one figure
 #
 # Everything that computes lives in src/irrepro; the rules in workflow/rules/*.smk only wire files together.
+# Scheduling: the rules on the longest chain (index -> label pairs -> labels -> CI Figs 3 and 2) carry `priority:`,
+# so that on few cores they start as soon as their inputs exist instead of after the many short jobs
+# (docs/benchmark.md: the cold default run's timeline).
 from snakemake.utils import min_version
 
 min_version("9.0")

@@ -67,6 +67,7 @@ rule ci_fig2:
         f"{V}/benchmarks/ci_fig2/{{collection}}/{{labeler}}.tsv"
     wildcard_constraints:
         collection=_alt(CI.collections),
+    priority: 30
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -110,6 +111,7 @@ rule ci_fig3:
         f"{V}/benchmarks/ci_fig3/{{collection}}/{{labeler}}.tsv"
     wildcard_constraints:
         collection=_alt(CI.collections),
+    priority: 40
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -228,6 +230,7 @@ rule ci_systems_labels:
         f"{V}/benchmarks/ci_systems_labels/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt([CIS["collection"]] if CIS else []),
+    priority: 50
     conda:
         "../envs/labels.yaml"
     threads: 2

@@ -20,6 +20,7 @@ rule labels_pairs:
         f"{V}/benchmarks/labels_pairs/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(LABELS.collections),
+    priority: 50
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -55,6 +56,7 @@ if LABELS.shard_size is None:
         wildcard_constraints:
             collection=_alt(LABELS.collections),
             labeler=_alt(LABELS.labelers),
+        priority: 50
         conda:
             "../envs/labels.yaml"
         threads: 2
@@ -120,6 +122,7 @@ else:
             labeler=_alt(LABELS.labelers),
             shard=r"\d+",
             shards=r"\d+",
+        priority: 50
         conda:
             "../envs/labels.yaml"
         threads: 2

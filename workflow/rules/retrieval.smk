@@ -14,6 +14,7 @@ rule index:
         f"{V}/benchmarks/index/{{collection}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+    priority: 50
     conda:
         "../envs/irrepro.yaml"
     threads: 2
