@@ -221,6 +221,14 @@ rule ci_systems_labels:
         topics=f"{V}/collections/{{collection}}/topics.tsv",
         docs=lambda wc: docs_inputs(wc.collection),
         files=lambda wc: LABELS.files[CIS["labeler"]],
+        # the label stage labels its own pairs first (its pairs/s and, for batch-dependent kernels, its values do
+        # not depend on which job the scheduler ran first); this job then labels only the pairs it adds
+        stage=lambda wc: (
+            [f"{V}/labels/{wc.collection}/{CIS['labeler']}.tsv"]
+            if wc.collection in LABELS.collections
+            and CIS["labeler"] in config["labels"]["collections"][wc.collection]["labelers"]
+            else []
+        ),
     output:
         labels=f"{V}/ci/systems/{{collection}}/labels.tsv",
         timing=f"{V}/benchmarks/ci_systems_labels_timing/{{collection}}.json",
@@ -233,7 +241,7 @@ rule ci_systems_labels:
     priority: 50
     conda:
         "../envs/labels.yaml"
-    threads: 2
+    threads: lambda wc: _label_threads(LABELS.specs[CIS["labeler"]])
     resources:
         mem_mb=6000,
         runtime=600,

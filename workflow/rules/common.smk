@@ -7,6 +7,7 @@ from pathlib import Path
 
 
 from irrepro.core.trec import run_files
+from irrepro.labels.stage import job_threads as _label_threads
 from irrepro.datasets.integrity import verify_artifact_cache
 from irrepro.plan import resolve as _resolve_plan
 from irrepro.schema import validate_config

@@ -59,7 +59,7 @@ if LABELS.shard_size is None:
         priority: 50
         conda:
             "../envs/labels.yaml"
-        threads: 2
+        threads: lambda wc: _label_threads(LABELS.specs[wc.labeler])
         resources:
             mem_mb=6000,
             runtime=600,
@@ -125,7 +125,7 @@ else:
         priority: 50
         conda:
             "../envs/labels.yaml"
-        threads: 2
+        threads: lambda wc: _label_threads(LABELS.specs[wc.labeler])
         resources:
             mem_mb=LABELS.shards["mem_mb"],
             runtime=LABELS.shards["runtime"],

@@ -27,6 +27,16 @@ def resolve_device(device: str | None) -> str | None:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def job_threads(spec_json: str) -> int:
+    """Cores a label job of this labeler uses: a local model's torch threads (``threads``, default
+    :data:`LOCAL_THREADS`), 1 for a labeler that reads a file or asks a server. The rules declare it as ``threads``,
+    so that a job reading a label file does not wait for two free cores (nor hold them)."""
+    spec = json.loads(spec_json)
+    if spec["backend"] in ("smollm2", "hf", "biencoder"):
+        return int(spec.get("threads", LOCAL_THREADS))
+    return 1
+
+
 def labeler_spec(spec_json: str, files=()) -> dict:
     """The :func:`make_labeler` spec of a ``labels.labelers.<name>`` config entry (canonical JSON): ``artifact``
     dropped, backend ``file`` reading the rule's input file, local models with :data:`LOCAL_THREADS` threads unless
