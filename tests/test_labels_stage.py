@@ -5,7 +5,14 @@ import json
 import pandas as pd
 
 from irrepro.labels import HashLabeler, label_pairs
-from irrepro.labels.stage import LOCAL_THREADS, configured_labeler, labeler_spec, pairs_with_texts, write_labels
+from irrepro.labels.stage import (
+    LOCAL_THREADS,
+    configured_labeler,
+    job_threads,
+    labeler_spec,
+    pairs_with_texts,
+    write_labels,
+)
 
 
 def test_labeler_spec_of_config_entries():
@@ -37,3 +44,14 @@ def test_configured_labeler_is_the_factory_s(tmp_path):
     (tmp_path / "mine.txt").write_text("1 0 d1 2\n")
     labeler, spec = configured_labeler(json.dumps({"backend": "file", "artifact": "x"}), [str(tmp_path / "mine.txt")])
     assert spec["path"] == str(tmp_path / "mine.txt") and labeler.name == "file:mine"
+
+
+def test_job_threads_are_the_labeler_s():
+    """A label job declares the cores its labeler uses: a local model's torch threads, one for a label file or a
+    server (a file labeler declaring two would wait for two free cores on a busy workstation)."""
+    assert job_threads(json.dumps({"backend": "biencoder", "model": "minilm"})) == LOCAL_THREADS == 2
+    assert job_threads(json.dumps({"backend": "smollm2", "threads": 4})) == 4
+    assert job_threads(json.dumps({"backend": "hf", "model": "x"})) == LOCAL_THREADS
+    assert job_threads(json.dumps({"backend": "file", "artifact": "a/b.txt"})) == 1
+    assert job_threads(json.dumps({"backend": "openai", "model": "m"})) == 1
+    assert job_threads(json.dumps({"backend": "hash"})) == 1
