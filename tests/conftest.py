@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from irrepro import labels as L
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -43,13 +45,23 @@ def smollm2_labeler(**kw):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("gguf")
-    from irrepro import labels as L
-
     try:
         L.smollm2_gguf_path()
     except L.MissingPackageError as e:
         pytest.skip(str(e))
     return L.make_labeler({"backend": "smollm2", **kw})
+
+
+class CountingLabeler(L.Labeler):
+    """Wraps a labeler and records every pair it is asked to label (``calls``: (query_id, doc_id) in order)."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.batch_size = inner, inner.name, inner.batch_size
+        self.calls = []
+
+    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
+        self.calls.extend(zip(query_ids, doc_ids))
+        return self.inner.score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
 
 
 @pytest.fixture(scope="session")

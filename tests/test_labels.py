@@ -20,7 +20,7 @@ from irrepro import labels as L
 from irrepro.errors import InputError
 from irrepro.labels.prompts import BINARY, PROMPTS, ROBUST04, TRECDL, Prompt, get_prompt
 
-from conftest import smollm2_labeler
+from conftest import CountingLabeler, smollm2_labeler
 
 
 def make_pairs(n, n_per_query=5):
@@ -30,18 +30,6 @@ def make_pairs(n, n_per_query=5):
         "query": [f"query number {i // n_per_query}" for i in range(n)],
         "text": [f"document {i} " + "word " * (i % 7) for i in range(n)],
     })
-
-
-class CountingLabeler(L.Labeler):
-    """Wraps a labeler and records every pair it is asked to label."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.batch_size = inner, inner.name, inner.batch_size
-        self.calls = []
-
-    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
-        self.calls.extend(zip(query_ids, doc_ids))
-        return self.inner.score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
 
 
 # ---------------------------------------------------------------------------------------------------- prompts

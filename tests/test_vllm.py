@@ -20,7 +20,7 @@ from irrepro import labels as L
 from irrepro.labels.base import LabelerError
 from irrepro.labels.prompts import get_prompt
 
-from conftest import smollm2_labeler
+from conftest import CountingLabeler, smollm2_labeler
 
 pytestmark = pytest.mark.slow
 
@@ -123,19 +123,7 @@ def _cache_rows(path) -> list:
         con.close()
 
 
-class Counting(L.Labeler):
-    """Records every pair handed to the wrapped labeler."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.batch_size = inner, inner.name, inner.batch_size
-        self.calls = []
-
-    def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
-        self.calls.extend(zip(query_ids, doc_ids))
-        return self.inner.score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
-
-
-class Recording(Counting):
+class Recording(CountingLabeler):
     """Also keeps the log-scores behind the labels (the labels are their softmax, as the wrapped labeler's are)."""
 
     def __init__(self, inner):
@@ -228,7 +216,7 @@ def test_vllm_labels_agree_with_the_in_process_labeler(server, pairs, in_process
     rows = _cache_rows(cache)
     assert len(rows) == len(set(rows)) == len(pairs)
     assert sorted(lab.calls) == sorted(zip(pairs.query_id, pairs.doc_id))
-    again = Counting(_labeler(server.base_url))
+    again = CountingLabeler(_labeler(server.base_url))
     pd.testing.assert_frame_equal(L.label_pairs(again, PROMPT, pairs, cache, progress=False), out)
     assert again.calls == []
 
@@ -259,7 +247,7 @@ def test_vllm_server_killed_mid_run_loses_and_repeats_no_label(server, pairs, in
     the labels are the uninterrupted ones."""
     caplog.set_level("WARNING", logger="irrepro.labels")
     pairs, ref = pairs.iloc[:24], in_process["labels"].iloc[:24]  # half the pairs: the restart is what is tested
-    lab = Counting(_labeler(server.base_url, retry_delay=1.0, max_retries=10))
+    lab = CountingLabeler(_labeler(server.base_url, retry_delay=1.0, max_retries=10))
     cache = tmp_path / "c.sqlite"
     seen, done = {}, threading.Event()
 
