@@ -14,6 +14,9 @@ from irrepro.labels.factory import calibration_of, make_labeler
 #: torch threads of the local labelers (not the job's cores): float sums, hence the labels' last digits, depend on it
 LOCAL_THREADS = 2
 
+#: backends that run a model in the job's process (their torch threads are the job's cores)
+LOCAL_BACKENDS = ("smollm2", "hf", "biencoder")
+
 
 def resolve_device(device: str | None) -> str | None:
     """``"auto"``: ``"cuda"`` when torch sees a GPU (a job given one, e.g. ``--gpus=1`` under SLURM), else ``"cpu"``;
@@ -32,7 +35,7 @@ def job_threads(spec_json: str) -> int:
     :data:`LOCAL_THREADS`), 1 for a labeler that reads a file or asks a server. The rules declare it as ``threads``,
     so that a job reading a label file does not wait for two free cores (nor hold them)."""
     spec = json.loads(spec_json)
-    if spec["backend"] in ("smollm2", "hf", "biencoder"):
+    if spec["backend"] in LOCAL_BACKENDS:
         return int(spec.get("threads", LOCAL_THREADS))
     return 1
 
@@ -45,7 +48,7 @@ def labeler_spec(spec_json: str, files=()) -> dict:
     spec.pop("artifact", None)
     if spec["backend"] == "file":
         spec["path"] = files[0]
-    if spec["backend"] in ("smollm2", "hf", "biencoder"):
+    if spec["backend"] in LOCAL_BACKENDS:
         spec.setdefault("threads", LOCAL_THREADS)
         if "device" in spec:
             spec["device"] = resolve_device(spec["device"])
