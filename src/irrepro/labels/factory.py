@@ -19,7 +19,7 @@ _SPEC_KEYS = {
                "chat_template", "raw_suffix_prefix", "tokenize_url", "serve"},
     "file": {"path", "smoothing", "missing", "name", "batch_size"},
     "hash": {"seed", "delay", "batch_size", "name"},
-    "biencoder": {"model", "device", "dtype", "batch_size", "threads", "max_tokens", "name", "folds",
+    "biencoder": {"model", "device", "dtype", "batch_size", "threads", "max_tokens", "name", "similarity", "folds",
                   "calibration_seed"},
 }
 #: keys of the score-to-grade mapping (irrepro.labels.calibrate), read by the label stage, not by the labeler
