@@ -113,9 +113,9 @@ def test_minilm_cosine_ranks_a_relevant_passage_above_unrelated_ones(minilm):
     docs = ["At sea level water boils at 100 degrees Celsius (212 degrees Fahrenheit).",
             "The stock market fell sharply on Tuesday after the central bank raised rates.",
             "Elephants are the largest land animals and live in Africa and Asia."]
-    s = minilm.cosine([q] * 3, docs)
+    s = minilm.similarities([q] * 3, docs)
     assert s[0] > 0.5 > max(s[1:])
-    assert minilm.cosine([q], [q])[0] == pytest.approx(1.0, abs=1e-5)
+    assert minilm.similarities([q], [q])[0] == pytest.approx(1.0, abs=1e-5)
 
 
 def test_minilm_scores_the_cosine_prompt_only_and_is_batch_invariant(minilm):
@@ -166,14 +166,14 @@ LATE_DS = ["Photovoltaic cells convert sunlight into electricity at 15-22% effic
 
 def test_maxsim_is_late_interaction_over_word_pieces_with_padding_masked(minilm, minilm_late):
     lab = minilm_late["maxsim"]
-    s = lab.cosine(LATE_QS, LATE_DS)  # one batch: queries and documents of different lengths, padded
+    s = lab.similarities(LATE_QS, LATE_DS)  # one batch: queries and documents of different lengths, padded
     ref = np.array([_reference_maxsim(lab, q, d) for q, d in zip(LATE_QS, LATE_DS)])
     assert np.abs(s - ref).max() < 1e-5  # float32 rounding (batched vs one pair)
     # a reading that differs: the pooled cosine (the max over document tokens is checked by the reference)
-    assert np.abs(s - minilm.cosine(LATE_QS, LATE_DS)).min() > 0.02
-    both = minilm_late["mean+maxsim"].cosine(LATE_QS, LATE_DS)
-    assert np.abs(both - (s + minilm.cosine(LATE_QS, LATE_DS)) / 2).max() < 1e-6
-    assert lab.cosine(["pet cats"], ["pet cats"])[0] == pytest.approx(1.0, abs=1e-5)  # each piece finds itself
+    assert np.abs(s - minilm.similarities(LATE_QS, LATE_DS)).min() > 0.02
+    both = minilm_late["mean+maxsim"].similarities(LATE_QS, LATE_DS)
+    assert np.abs(both - (s + minilm.similarities(LATE_QS, LATE_DS)) / 2).max() < 1e-6
+    assert lab.similarities(["pet cats"], ["pet cats"])[0] == pytest.approx(1.0, abs=1e-5)  # each piece finds itself
 
 
 def test_maxsim_ranks_a_relevant_passage_above_unrelated_ones(minilm_late):
@@ -182,7 +182,7 @@ def test_maxsim_ranks_a_relevant_passage_above_unrelated_ones(minilm_late):
             "The stock market fell sharply on Tuesday after the central bank raised rates.",
             "Elephants are the largest land animals and live in Africa and Asia."]
     for lab in minilm_late.values():
-        s = lab.cosine([q] * 3, docs)
+        s = lab.similarities([q] * 3, docs)
         assert s[0] > max(s[1:]) + 0.1
 
 
@@ -225,7 +225,7 @@ def test_stage_labels_a_table_through_the_cache_and_maps_cosines_to_grades(minil
     prompt = scored_prompt(spec, BINARY)
     assert prompt.id == "cosine"
     raw = label_pairs(minilm, prompt, pairs, cache_path=cache, progress=False)
-    monkeypatch.setattr(minilm, "cosine", None)  # a second run must be served from the cache alone
+    monkeypatch.setattr(minilm, "similarities", None)  # a second run must be served from the cache alone
     again = label_pairs(minilm, prompt, pairs, cache_path=cache, progress=False)
     pd.testing.assert_frame_equal(raw, again)
     out = finish_labels(raw, pairs, spec, BINARY)

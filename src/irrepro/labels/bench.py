@@ -147,7 +147,7 @@ def bench_encoder(spec: dict, pairs: pd.DataFrame, threads: int = 2, peak: float
     t0 = time.perf_counter()
     for i in range(0, len(order), lab.batch_size):
         idx = order[i:i + lab.batch_size]
-        lab.cosine([q[j] for j in idx], [d[j] for j in idx])
+        lab.similarities([q[j] for j in idx], [d[j] for j in idx])
     dt = time.perf_counter() - t0
     achieved = 2.0 * N * lab.tokens / dt / 1e9
     res.update(seconds=dt, pairs=len(pairs), pairs_per_s=len(pairs) / dt,

@@ -1,4 +1,4 @@
-"""From a relevance *score* (a bi-encoder's cosine) to a distribution over a prompt's G grades, fitted on human
+"""From a relevance *score* (a bi-encoder's similarity) to a distribution over a prompt's G grades, fitted on human
 labels of other queries only (:func:`crossfit`).
 
 The mapping is an ordinal (proportional-odds, cumulative-logit) model of the human grade y ∈ {0..G-1} given the

@@ -39,7 +39,8 @@ from irrepro.labels.prompts import Prompt
 
 log = logging.getLogger("irrepro.labels")
 
-#: the pseudo-prompt under which a bi-encoder's cosine is cached: two "grades", p_1 = (1 + s) / 2
+#: the pseudo-prompt under which a bi-encoder's similarity s is cached (named for the cosine, the first similarity;
+#: its cache version hashes the template and suffixes only): two "grades", p_1 = (1 + s) / 2
 COSINE = Prompt(id="cosine", template="{query}\n{passage}", suffixes=("dissimilar", "similar"),
                 description="a similarity s in [-1, 1] of query and document encodings, stored as [(1-s)/2, (1+s)/2]",
                 source="irrepro.labels.encoder")
@@ -227,7 +228,7 @@ class BiEncoderLabeler(Labeler):
         keep = torch.arange(q.shape[1], device=q.device).unsqueeze(0) < qn.unsqueeze(1)
         return ((best * keep).sum(1) / qn).cpu().numpy().astype(np.float64)
 
-    def cosine(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
+    def similarities(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
         """s(q_i, d_i) for each pair (the configured ``similarity``); queries are encoded once and kept."""
         _check_lengths(queries, docs)
         torch = self._torch
@@ -265,5 +266,5 @@ class BiEncoderLabeler(Labeler):
             raise InputError(f"labeler {self.name!r} (a bi-encoder) scores the pseudo-prompt {COSINE.id!r} only: "
                              f"its grade distribution for prompt {prompt.id!r} comes from "
                              "irrepro.labels.calibrate (a mapping fitted on other queries' human labels)")
-        s = self.cosine(queries, docs)
+        s = self.similarities(queries, docs)
         return np.stack([(1.0 - s) / 2.0, (1.0 + s) / 2.0], axis=1)

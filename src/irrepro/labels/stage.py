@@ -113,7 +113,7 @@ def scored_prompt(spec: dict, prompt):
 def finish_labels(table: pd.DataFrame, pairs: pd.DataFrame, spec: dict, prompt, log=None,
                   fit_queries=None) -> pd.DataFrame:
     """The labels table of ``prompt``'s grades: ``table`` itself, or for a scoring backend (a bi-encoder) the
-    distributions of :func:`irrepro.labels.calibrate.crossfit` from its cosine and the human ``relevance`` of
+    distributions of :func:`irrepro.labels.calibrate.crossfit` from its similarity and the human ``relevance`` of
     ``pairs`` — each query's labels from a mapping fitted on the other query folds only. The ``labeler`` column
     gets ``+ordinal-cv<folds>s<seed>`` appended (the table's provenance; the canonical writer replaces it by the
     config's name). ``fit_queries``: only these queries' human grades fit the mapping (``crossfit``'s argument;
