@@ -282,6 +282,19 @@ def test_planning_widths_and_n_needed_agree_with_the_intervals():
     assert planning.n_needed(terms, 1e-6)["ppi"] == np.inf  # the predictions' own variance is a floor
 
 
+def test_plan_markdown_keeps_every_row_and_says_what_inf_and_beyond_n_mean():
+    need = pd.DataFrame([{"system": "bm25", "measure": "DCG@10", "target_relative": rw, "target_width": rw * 2.0,
+                          "method": meth, "n_needed": k, "n": 10, "N": 93, "width_at_n": 0.8,
+                          "reachable_within_N": bool(k <= 93)}
+                         for rw, meth, k in ((0.1, "ppi", np.inf), (0.1, "bootstrap", 598.0), (0.3, "crc", 11.0))])
+    md = planning.plan_markdown(need, "vaswani", alpha=0.05)
+    rows = [line for line in md.splitlines() if line.startswith("| bm25 ")]
+    assert len(rows) == 3 and "| inf |" in rows[0] and "| 598 |" in rows[1] and rows[2].endswith("| True |")
+    assert "n = 10 labelled" in md and "N = 93 judged" in md and "95% interval" in md
+    assert "`inf`" in md and "n_needed > N" in md
+    assert "90% interval" in planning.plan_markdown(need, "vaswani", alpha=0.1)
+
+
 def test_the_plan_checks_the_systems_block():
     """ci.systems names systems of the population or of a runs import, a defined labeler, and for a calibrated
     labeler at least as many labelled queries as its folds."""

@@ -134,9 +134,9 @@ def _ci_systems():
 
 def _ci_systems_plan():
     from irrepro.papers.ci.plots import systems_plan_figure
-    rows = [{"system": s, "measure": "DCG@10", "method": meth, "m": m, "width": (1 + j) / np.sqrt(m), "n": 10}
-            for s in ("sysA", "sysB") for j, meth in enumerate(("bootstrap", "ppi", "ppi++", "crc"))
-            for m in (2, 5, 10, 50)]
+    rows = [{"system": s, "measure": meas, "method": meth, "m": m, "width": (1 + j) / np.sqrt(m), "n": 10}
+            for s in ("sysA", "sysB") for meas in ("DCG@10", "nDCG@10")
+            for j, meth in enumerate(("bootstrap", "ppi", "ppi++", "crc")) for m in (2, 5, 10, 50)]
     return [(systems_plan_figure(pd.DataFrame(rows), f"{COLL}: width vs human-labelled queries"), [COLL])]
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 from irrepro.core.io import write_table
 from irrepro.core.logs import log_to
 from irrepro.papers.ci import plots
-from irrepro.papers.ci.planning import plan_tables
+from irrepro.papers.ci.planning import plan_markdown, plan_tables
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
@@ -14,7 +14,8 @@ with log_to(sm.log[0]) as log:
     per_query = pd.read_csv(sm.input.per_query, dtype={"query_id": str})
     need, curves = plan_tables(long, per_query, p.plan_widths, p.alpha)
     log.info("planning: %d rows", len(need))
-    write_table(need, csv=sm.output.csv, md=sm.output.md, float_format="%.6g")
-    m = p.measures[0]
-    fig = plots.systems_plan_figure(curves[curves.measure == m], f"{c}: width vs human-labelled queries ({m})")
+    write_table(need, csv=sm.output.csv, float_format="%.6g")
+    with open(sm.output.md, "w") as f:
+        f.write(plan_markdown(need, c, p.alpha))
+    fig = plots.systems_plan_figure(curves, f"{c}: predicted interval width vs human-labelled queries")
     plots.save(fig, sm.output.pdf, sm.output.png)

@@ -88,3 +88,22 @@ def plan_tables(long: pd.DataFrame, per_query: pd.DataFrame, rel_widths, alpha=0
                              "method": method, "n_needed": k, "n": n, "N": N, "width_at_n": float(at_n[method]),
                              "reachable_within_N": bool(k <= N)})
     return pd.DataFrame(need), pd.concat(curves, ignore_index=True)
+
+
+def plan_markdown(need: pd.DataFrame, collection: str, alpha=0.05) -> str:
+    """The planning table (``plan_tables``' ``need``) as Markdown, with what its columns mean: the target width,
+    how ``n_needed`` is predicted per method, ``inf`` and ``reachable_within_N``."""
+    from irrepro.core.io import to_markdown
+
+    n = ", ".join(str(int(v)) for v in sorted(need.n.unique()))
+    N = ", ".join(str(int(v)) for v in sorted(need.N.unique()))
+    lines = [f"# How many human-labelled queries a target interval width needs on {collection}", "",
+             f"Predicted {1 - alpha:.0%} interval width against the number m of human-labelled queries, from the "
+             f"n = {n} labelled now (the variances of their human values and labels) and the labels of all N = {N} "
+             "judged queries. `target_width`: `target_relative` × the system's PPI estimate. `n_needed`: the "
+             "smallest m whose predicted width is at most the target: bootstrap, PPI and PPI++ from their "
+             "normal-approximation widths, CRC by scaling its observed width at n as 1/√m (a heuristic). `inf`: no "
+             "m reaches the target (PPI's width has a floor, 2z·sd(Û)/√N: the spread of the labels' own values over "
+             "the N queries). `reachable_within_N` is False where n_needed > N: the collection has too few queries "
+             "for that width with these labels, however many of them are labelled.", ""]
+    return "\n".join(lines) + "\n" + to_markdown(need, "{:.4g}")

@@ -141,21 +141,25 @@ def systems_figure(table: pd.DataFrame, title: str):
 
 
 def systems_plan_figure(curves: pd.DataFrame, title: str):
-    """Predicted interval width against the number of human-labelled queries m, per system (a panel) and method."""
+    """Predicted interval width against the number of human-labelled queries m: a panel per system (columns) and
+    measure (rows), a line per method; the dotted line marks the n labelled now."""
     systems = list(dict.fromkeys(curves.system))
-    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems), 3.2), squeeze=False, sharey=True)
-    for ax, s in zip(axes[0], systems):
-        c = curves[curves.system == s]
-        for meth in SYSTEM_METHODS:
-            d = c[c.method == meth].sort_values("m")
-            if not d.empty:
-                ax.plot(d.m, d.width, color=SYSTEM_COLORS[meth], label=meth, lw=1.2)
-        n = int(c.n.iloc[0])
-        ax.axvline(n, color="grey", ls=":", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_title(s, fontsize=8)
-        ax.set_xlabel("human-labelled queries m")
-    axes[0][0].set_ylabel(f"interval width ({curves.measure.iloc[0]})")
+    measures = list(dict.fromkeys(curves.measure))
+    fig, axes = plt.subplots(len(measures), len(systems), figsize=(3.6 * len(systems), 2.9 * len(measures) + 0.4),
+                             squeeze=False, sharey="row")
+    for row, meas in zip(axes, measures):
+        for ax, s in zip(row, systems):
+            c = curves[(curves.system == s) & (curves.measure == meas)]
+            for meth in SYSTEM_METHODS:
+                d = c[c.method == meth].sort_values("m")
+                if not d.empty:
+                    ax.plot(d.m, d.width, color=SYSTEM_COLORS[meth], label=meth, lw=1.2)
+            if not c.empty:
+                ax.axvline(int(c.n.iloc[0]), color="grey", ls=":", lw=0.8, label="n labelled now")
+            ax.set_xscale("log")
+            ax.set_title(f"{s}: {meas}", fontsize=8)
+            ax.set_xlabel("human-labelled queries m")
+        row[0].set_ylabel(f"interval width ({meas})")
     axes[0][0].legend(fontsize=6)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
