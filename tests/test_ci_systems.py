@@ -295,6 +295,21 @@ def test_plan_markdown_keeps_every_row_and_says_what_inf_and_beyond_n_mean():
     assert "90% interval" in planning.plan_markdown(need, "vaswani", alpha=0.1)
 
 
+def test_systems_markdown_marks_a_crc_estimate_outside_its_interval(tmp_path):
+    row = {"measure": "DCG@10", "system": "bm25", "width": 0.6, "truth": 1.9, "covered": True}
+    table = pd.DataFrame([{**row, "method": "crc", "estimate": 1.58, "low": 1.62, "high": 2.21},
+                          {**row, "system": "qld", "method": "crc", "estimate": 1.31, "low": 1.11, "high": 1.88},
+                          {**row, "method": "ppi", "estimate": 0.50, "low": 1.52, "high": 2.32}])
+    diffs = pd.DataFrame(columns=["measure", "system_a", "system_b", "method", "estimate", "low", "high",
+                                  "excludes_zero", "truth", "covered"])
+    path = tmp_path / "s.md"
+    systems.write_systems_md(table, diffs, "vaswani", "minilm", ["1", "2"], 0.05, path)
+    rows = [line for line in path.read_text().splitlines() if line.startswith("| DCG@10 ")]
+    assert "| 1.5800 † |" in rows[0] and "†" not in rows[1]  # outside / inside its interval
+    assert "†" not in rows[2]  # only CRC's estimate is not the interval's centre by construction
+    assert "† marks one outside its interval" in path.read_text()
+
+
 def test_the_plan_checks_the_systems_block():
     """ci.systems names systems of the population or of a runs import, a defined labeler, and for a calibrated
     labeler at least as many labelled queries as its folds."""

@@ -287,12 +287,15 @@ def write_systems_md(table: pd.DataFrame, diffs: pd.DataFrame, collection: str, 
              f"{1 - alpha:.0%} intervals of the mean over the N judged queries. bootstrap: the n human values only; "
              "ppi / ppi++ (λ = 1 / power-tuned λ): the labels of all N queries corrected by the n; crc: the "
              "labels' distributions calibrated on the n. `truth`: the mean by all human labels (the qrels), which "
-             "no interval saw; `covered`: the interval contains it.", "",
+             "no interval saw; `covered`: the interval contains it. crc's `estimate`: the n human values with the "
+             "labels' own values (λ = 0) for the other N − n queries (CRC calibrates an interval, not a point); † "
+             "marks one outside its interval, as biased labels give.", "",
              f"Human-labelled queries: {', '.join(map(str, labelled))}", "",
              "| measure | system | method | estimate | interval | width | all human labels | covered |",
              "|---|---|---|---:|---|---:|---:|---|"]
     for r in table.itertuples():
-        lines.append(f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f} | [{r.low:.4f}, {r.high:.4f}] | "
+        mark = " †" if r.method == "crc" and not r.low <= r.estimate <= r.high else ""
+        lines.append(f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f}{mark} | [{r.low:.4f}, {r.high:.4f}] | "
                      f"{r.width:.4f} | {r.truth:.4f} | {'yes' if r.covered else 'NO'} |")
     lines += ["", "Differences (per-query A − B): does the interval exclude 0?", "",
               "| measure | A − B | method | estimate | interval | excludes 0 | all human labels | covered |",
