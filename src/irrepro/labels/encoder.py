@@ -194,7 +194,8 @@ class BiEncoderLabeler(Labeler):
         self.tokens = 0  # word pieces encoded (padding excluded): the FLOP count of docs/benchmark.md
 
     def _batches(self, texts: Sequence[str]):
-        """``(last hidden states (b, L, dim), attention mask (b, L))`` of ``batch_size`` texts at a time."""
+        """``(start, last hidden states (b, L, dim), attention mask (b, L))`` of ``batch_size`` texts at a time,
+        ``texts[start:start + b]``."""
         torch = self._torch
         for b in range(0, len(texts), self.batch_size):
             enc = self.tokenizer(list(texts[b:b + self.batch_size]), padding=True, truncation=True,
@@ -202,7 +203,7 @@ class BiEncoderLabeler(Labeler):
             with torch.inference_mode():
                 h = self.model(**enc).last_hidden_state
             self.tokens += int(enc["attention_mask"].sum())
-            yield h, enc["attention_mask"]
+            yield b, h, enc["attention_mask"]
 
     def _pooled(self, h, mask) -> np.ndarray:
         """L2-normalised mean over the unmasked positions, float64 (n, dim)."""
@@ -211,16 +212,15 @@ class BiEncoderLabeler(Labeler):
         e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
         return torch.nn.functional.normalize(e.float(), dim=-1).cpu().numpy().astype(np.float64)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised mean-pooled embeddings (n, dim), float64, ``batch_size`` texts per forward pass."""
-        out = [self._pooled(h, m) for h, m in self._batches(texts)]
-        return np.concatenate(out) if out else np.zeros((0, 0))
+    def _token_states(self, h):
+        """Each word piece's L2-normalised last hidden state, float32 (b, L, dim)."""
+        return self._torch.nn.functional.normalize(h.float(), dim=-1)
 
     def _maxsim(self, q_tokens: Sequence, h, mask) -> np.ndarray:
         """Late interaction of each query's token states ``q_tokens[i]`` (n_i, dim) with document i's token states
         ``h[i]`` (masked by ``mask[i]``): the mean over query tokens of their largest cosine to a document token."""
         torch = self._torch
-        d = torch.nn.functional.normalize(h.float(), dim=-1)
+        d = self._token_states(h)
         q = torch.nn.utils.rnn.pad_sequence(list(q_tokens), batch_first=True)  # (b, Lq, dim), zero rows as padding
         qn = torch.tensor([len(x) for x in q_tokens], device=q.device)
         sim = torch.einsum("bqh,bdh->bqd", q, d).masked_fill(~mask.bool().unsqueeze(1), float("-inf"))
@@ -231,34 +231,31 @@ class BiEncoderLabeler(Labeler):
     def similarities(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
         """s(q_i, d_i) for each pair (the configured ``similarity``); queries are encoded once and kept."""
         _check_lengths(queries, docs)
-        torch = self._torch
+        pooled, late = self.similarity != "maxsim", self.similarity != "mean"
         new = sorted({q for q in queries if q not in self._queries})
-        if new:
-            b = 0
-            for h, m in self._batches(new):
-                texts = new[b:b + len(h)]
-                b += len(h)
-                self._queries.update(zip(texts, self._pooled(h, m)))
-                if self.similarity != "mean":
-                    states = torch.nn.functional.normalize(h.float(), dim=-1)
-                    self._query_tokens.update((t, states[i, m[i].bool()]) for i, t in enumerate(texts))
+        for b, h, m in self._batches(new):
+            texts = new[b:b + len(h)]
+            self._queries.update(zip(texts, self._pooled(h, m)))
+            if late:
+                states = self._token_states(h)
+                self._query_tokens.update((t, states[i, m[i].bool()]) for i, t in enumerate(texts))
         if not len(docs):
             return np.zeros(0)
-        pooled, late = [], []
-        for b, (h, m) in zip(range(0, len(docs), self.batch_size), self._batches(list(docs))):
-            if self.similarity != "maxsim":
-                pooled.append(self._pooled(h, m))
-            if self.similarity != "mean":
-                late.append(self._maxsim([self._query_tokens[x] for x in queries[b:b + len(h)]], h, m))
-        s = {}
+        mean, maxsim = [], []
+        for b, h, m in self._batches(list(docs)):
+            if pooled:
+                mean.append(self._pooled(h, m))
+            if late:
+                maxsim.append(self._maxsim([self._query_tokens[x] for x in queries[b:b + len(h)]], h, m))
         if pooled:
-            q = np.stack([self._queries[x] for x in queries])
-            s["mean"] = np.einsum("ij,ij->i", q, np.concatenate(pooled))
-        if late:
-            s["maxsim"] = np.concatenate(late)
-        out = s["mean"] if self.similarity == "mean" else s["maxsim"] if self.similarity == "maxsim" \
-            else (s["mean"] + s["maxsim"]) / 2.0
-        return np.clip(out, -1.0, 1.0)
+            mean = np.einsum("ij,ij->i", np.stack([self._queries[x] for x in queries]), np.concatenate(mean))
+        if self.similarity == "mean":
+            s = mean
+        elif self.similarity == "maxsim":
+            s = np.concatenate(maxsim)
+        else:
+            s = (mean + np.concatenate(maxsim)) / 2.0
+        return np.clip(s, -1.0, 1.0)
 
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,
               query_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> np.ndarray:
