@@ -1,4 +1,5 @@
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,10 @@ import pytest
 from irrepro import labels as L
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: an absolute path into a machine's home, work or scratch folders (a checkout's or a data mirror's location), which
+#: no file a user's clone reads may hold
+MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:work|home|Users|root|mnt|scratch|tmp)/")
 
 
 def mirror_dir():
