@@ -343,3 +343,122 @@ def test_the_plan_checks_the_systems_block():
     assert resolve_systems(cfg, spine)["n"] == 3  # a file labeler fits nothing
     cfg["ci"]["systems"]["collection"] = None
     assert resolve_systems(cfg, spine) is None
+
+
+# ------------------------------------------------------------------------- grade scales and degenerate labels
+def _dl19_like(seed=0, Q=30, docs=25):
+    """TREC DL 2019's scale: qrels with grades 0-3, a good and a poor run, labels on ``G`` grades that put 0.8 on
+    the human grade (cut to G − 1) and spread the rest."""
+    rng = np.random.default_rng(seed)
+    grade = {(str(q), f"d{d}"): int(rng.choice(4, p=[0.5, 0.2, 0.2, 0.1])) for q in range(Q) for d in range(docs)}
+    qrels = pd.DataFrame([(q, d, g) for (q, d), g in grade.items()], columns=["query_id", "doc_id", "relevance"])
+    runs = {}
+    for name, quality in (("good", 1.5), ("poor", 0.3)):
+        r = []
+        for q in range(Q):
+            sc = [quality * grade[(str(q), f"d{d}")] + rng.normal() for d in range(docs)]
+            r += [(str(q), f"d{d}", rank, float(-rank)) for rank, d in enumerate(np.argsort(sc)[::-1], 1)]
+        runs[name] = pd.DataFrame(r, columns=["query_id", "doc_id", "rank", "score"])
+
+    def labels(G):
+        rows = []
+        for (q, d), g in grade.items():
+            p = np.full(G, 0.2 / (G - 1))
+            p[min(g, G - 1)] = 0.8
+            rows.append((q, d, *p))
+        return pd.DataFrame(rows, columns=["query_id", "doc_id"] + [f"p_{r}" for r in range(G)])
+
+    return runs, qrels, labels
+
+
+def test_human_values_are_the_qrels_grades_and_labels_on_fewer_grades_are_refused():
+    """DL19's grades 0-3 with labels of a 2-grade prompt: the human values (the truth, and the labelled queries'
+    values every interval uses) are DCG@10 on the qrels' grades as ir_measures computes it, never grades cut to
+    the labels' scale; and the labels cannot predict them, so the table is refused."""
+    import ir_measures
+
+    runs, qrels, labels = _dl19_like()
+    queries = systems.judged_queries(qrels)
+    for name, run in runs.items():
+        ev = evaluate_run(run, qrels, ["DCG@10"]).set_index("topic")["value"]
+        for G in (2, 4):
+            a = systems.system_arrays(run, qrels, labels(G), queries, 10)
+            assert a["grades"].max() == 3
+            assert np.allclose(a["u_true"], ev.reindex(queries).to_numpy()), (name, G)
+    lq = systems.draw_queries(queries, 10, seed=1)
+    with pytest.raises(InputError, match=r"the labels table has 2 grades \(0\.\.1\) but the qrels grade up to 3"):
+        systems.evaluate_systems(runs, qrels, labels(2), lq, ["DCG@10", "nDCG@10"], n_boot=200, n_batches=200)
+    with pytest.raises(InputError, match=r"config key ci\.systems\.prompt: 'binary' has 2 grades \(0\.\.1\) but the "
+                                         r"qrels of dl19-pool grade up to 3 \(e\.g\. query"):
+        systems.check_grade_scale(qrels, 2, "config key ci.systems.prompt: 'binary'", "dl19-pool")
+    # labels on the qrels' scale: the truth is ir_measures' DCG@10 and nDCG@10 (gain 2^r − 1), and not every row
+    # covers it
+    table, _, _ = systems.evaluate_systems(runs, qrels, labels(4), lq, ["DCG@10", "nDCG@10"], n_boot=200,
+                                           n_batches=200)
+    ndcg = ir_measures.nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 10
+    for name, run in runs.items():
+        t = table[table.system == name].set_index("measure").truth
+        assert np.allclose(t["DCG@10"], evaluate_run(run, qrels, ["DCG@10"]).value.mean())
+        nd = ir_measures.calc_aggregate([ndcg], qrels, run[["query_id", "doc_id", "score"]])[ndcg]
+        assert np.allclose(t["nDCG@10"], nd)
+
+
+def test_the_plan_refuses_a_prompt_with_fewer_grades_than_the_collection():
+    """Before any job: the collection's top grade from its ``grades`` mapping, else from ir_datasets' declared
+    qrels grades, against the ci.systems prompt's (or the label stage's) grades."""
+    from types import SimpleNamespace
+
+    from irrepro.papers.ci.plan import resolve_systems
+
+    spine = SimpleNamespace(collections=["dl19", "cranfield", "vaswani"], V="results/x",
+                            systems={c: ["bm25", "qld"] for c in ("dl19", "cranfield", "vaswani")})
+    cfg = {"collections": {"dl19": {"ir_datasets": "msmarco-passage/trec-dl-2019/judged"},
+                           "cranfield": {"ir_datasets": "cranfield",
+                                         "grades": {"-1": -1, "1": 4, "2": 3, "3": 2, "4": 1}},
+                           "vaswani": {"ir_datasets": "vaswani"}},
+           "labels": {"labelers": {"f": {"backend": "file", "path": "x"}},
+                      "collections": {"dl19": {"prompt": "binary"}, "cranfield": {"prompt": "cranfield"}}},
+           "imports": {},
+           "ci": {"systems": {"collection": "dl19", "systems": ["bm25", "qld"], "labeler": "f", "n": 10,
+                              "queries": None, "seed": 0, "measures": ["DCG@10"], "plan_widths": [0.1]}}}
+    with pytest.raises(InputError, match=r"config key ci\.systems\.prompt: 'binary' \(taken from "
+                                         r"labels\.collections\.dl19\.prompt\) has 2 grades \(0\.\.1\) but the qrels "
+                                         r"of dl19 grade up to 3 \(ir_datasets 'msmarco-passage/trec-dl-2019/judged'"):
+        resolve_systems(cfg, spine)
+    cfg["ci"]["systems"]["prompt"] = "trecdl"
+    assert resolve_systems(cfg, spine)["n_grades"] == 4
+    cfg["ci"]["systems"].update(collection="cranfield", prompt="trecdl")
+    with pytest.raises(InputError, match=r"'trecdl' has 4 grades \(0\.\.3\) but the qrels of cranfield grade up to "
+                                         r"4 \(collections\.cranfield\.grades\)"):
+        resolve_systems(cfg, spine)
+    cfg["ci"]["systems"]["prompt"] = None
+    assert resolve_systems(cfg, spine)["prompt"] == "cranfield"
+    cfg["ci"]["systems"].update(collection="vaswani", prompt="binary")
+    assert resolve_systems(cfg, spine)["n_grades"] == 2
+
+
+def test_a_labeler_giving_one_grade_has_no_crc_interval_and_says_why(tmp_path):
+    """Labels with all their mass on grade 0: CRC's λ has nothing to move, its calibration fails; the row's
+    interval is NaN with a note in the table and the Markdown, the other methods are unaffected."""
+    runs, qrels, labels = _toy()
+    qrels["relevance"] = qrels.relevance.clip(upper=1)
+    one = labels[["query_id", "doc_id"]].assign(p_0=1.0, p_1=0.0)
+    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=1)
+    table, diffs, _ = systems.evaluate_systems(runs, qrels, one, lq, ["DCG@10", "nDCG@10"], n_boot=200,
+                                               n_batches=200)
+    crc = table[table.method == "crc"]
+    assert crc.low.isna().all() and crc.high.isna().all()
+    assert crc.note.str.startswith("no CRC interval: the labels give every ranked document of the labelled "
+                                   "queries grade 0 with probability 1").all()
+    assert (table[table.method != "crc"].note == "").all() and np.isfinite(table[table.method != "crc"].low).all()
+    long = systems.systems_long(table, diffs)
+    assert long.columns[-1] == "note" and long.note.fillna("").astype(bool).sum() == len(crc)
+    path = tmp_path / "s.md"
+    systems.write_systems_md(table, diffs, "toy", "one-grade", lq, 0.05, path)
+    md = path.read_text()
+    assert md.count("| crc | ") == 4 and md.count("no interval (see below)") == 4 and "[nan" not in md
+    assert "Rows without an interval:" in md and "DCG@10, good, crc: no CRC interval" in md
+    # labels with some mass on every grade: every row has an interval, and the table has no note column
+    table, diffs, _ = systems.evaluate_systems(runs, qrels, one.assign(p_0=0.9, p_1=0.1), lq, ["DCG@10"],
+                                               n_boot=200, n_batches=200)
+    assert np.isfinite(table.low).all() and "note" not in systems.systems_long(table, diffs)

@@ -305,3 +305,103 @@ def test_a_measure_the_scores_lack_gives_an_empty_table_and_a_note():
                        "reliability_target": 0.95, "swap_sizes": [1], "swap_repetitions": 2})
     assert list(rel.reliability.measure) == ["AP", "nDCG@10"] and rel.reliability.clipped.iloc[1] == "no scores"
     assert set(rel.curves) == {"AP"} and set(rel.power.measure) == {"AP"}
+
+
+# ---------------------------------------------------------------- degenerate statistics
+
+REL_SETTINGS = {"alpha": 0.05, "seed": 1, "baseline": None, "d_study_max_topics": 10, "reliability_target": 0.95,
+                "swap_sizes": [2], "swap_repetitions": 2}
+
+
+def _scores(X, systems=None):
+    X = np.asarray(X)
+    systems = systems or [f"s{j}" for j in range(X.shape[1])]
+    return pd.DataFrame([{"collection": "c", "system": s, "topic": str(t), "measure": "AP", "value": X[t, j]}
+                         for t in range(X.shape[0]) for j, s in enumerate(systems)])
+
+
+def test_gstudy_of_two_identical_systems_is_no_reliability_from_rounding():
+    """Two identical systems: σ²_s and σ²_res are 0, and only rounding makes them ±1e-17; E ρ² is undefined (0/0),
+    Φ = 0 and no number of topics reaches a target, whatever the rounding (over 50 matrices of six-decimal scores;
+    their rounding residues taken as components give E ρ² = 1 and up to 7e31 topics for Φ on many of them)."""
+    studies = []
+    for seed in range(50):
+        x = np.round(np.random.default_rng(seed).random(50), 6)
+        X = np.stack([x, x], axis=1)
+        studies.append(gstudy(X))
+    for seed, g in enumerate(studies):
+        assert g["var_system"] == 0 and g["var_residual"] == 0 and g["var_topic"] > 0, seed
+        assert np.isnan(g["e_rho2"]) and g["phi"] == 0, seed
+        assert topics_needed(g, 0.95) == {"topics_e_rho2": None, "topics_phi": None}
+        assert set(g["clipped"].split(",")) <= {"", "var_system", "var_residual"}, (seed, g["clipped"])
+    for seed, g in enumerate(studies):
+        assert "no variance between systems" in g["note"] and "E ρ² undefined" in g["note"], seed
+    # the tolerance is far below real components: scores that differ in the fifth decimal keep theirs
+    from irrepro.stats.gstudy import rounding_tolerance
+
+    X[:, 1] = np.round(x + 1e-4 + 1e-5 * np.random.default_rng(0).integers(0, 3, 50), 6)
+    g = gstudy(X)
+    assert 0 < 100 * rounding_tolerance(X) < min(g["var_system"], g["var_residual"]) and g["note"] == ""
+
+
+def test_gstudy_of_constant_scores_is_undefined_and_says_so():
+    g = gstudy(np.full((10, 3), 0.3))
+    assert (g["var_system"], g["var_topic"], g["var_residual"]) == (0, 0, 0)
+    assert np.isnan(g["e_rho2"]) and np.isnan(g["phi"])
+    assert "every score is 0.3: no variance, E ρ² and Φ undefined" in g["note"]
+    # systems constant over the topics but different: a true E ρ² = Φ = 1, one topic suffices
+    g = gstudy(np.tile([0.1, 0.2, 0.4], (10, 1)))
+    assert g["e_rho2"] == 1 and g["phi"] == 1 and topics_needed(g, 0.95) == {"topics_e_rho2": 1, "topics_phi": 1}
+    assert "no residual variance" in g["note"]
+
+
+def test_reliability_table_has_a_note_column_only_when_a_measure_is_degenerate():
+    from irrepro.stats.stage import compare_measure, reliability
+
+    x = np.round(np.random.default_rng(6).random(12), 6)
+    s = _scores(np.stack([x, x], axis=1))
+    t = compare_measure(s, "c", "AP", {**SETTINGS, "baseline": None}).table
+    rel = reliability(s, {"AP": t}, REL_SETTINGS).reliability
+    row = rel.iloc[0]
+    assert rel.columns[-1] == "note" and "no variance between systems" in row.note
+    assert np.isnan(row.e_rho2) and row.phi == 0 and pd.isna(row.topics_phi)
+    rng = np.random.default_rng(1)
+    s = _scores(rng.random((12, 3)) + [0.0, 0.3, 0.6])
+    t = compare_measure(s, "c", "AP", {**SETTINGS, "baseline": None}).table
+    rel = reliability(s, {"AP": t}, REL_SETTINGS).reliability
+    assert "note" not in rel.columns and rel.columns[-1] == "clipped"
+
+
+def test_constant_and_identical_differences_have_no_finite_effect_size_and_a_note():
+    from irrepro.stats.stage import compare_measure
+
+    x = np.round(np.random.default_rng(3).random(30), 6)
+    y = np.round(np.random.default_rng(4).random(30), 6)
+    # a: b + 0.1 on every topic (0.1 is not exact in binary: the differences vary at 1e-17); c: b up to rounding
+    X = np.stack([x + 0.1, x, (x + 0.1) - 0.1, y], axis=1)
+    s = _scores(X, ["a", "b", "c", "d"])
+    r = compare_measure(s, "c", "AP", {**SETTINGS, "baseline": None})
+    t = r.table.set_index(["system_a", "system_b", "test"])
+    const = t.loc[("a", "b")]
+    paired_tests = ["t", "wilcoxon", "sign", "randomisation", "bootstrap"]
+    assert np.isinf(const.effect_size[paired_tests]).all() and (const.effect_size > 0).all()
+    # ES_E2 divides by the residual of all four systems: finite
+    assert np.isfinite(const.effect_size["tukey"]) and const.note["tukey"] == ""
+    assert const.loc["t", "p_value"] == 0
+    assert const.note[paired_tests].str.startswith("the same difference on every topic").all()
+    same = t.loc[[k for k in t.index if {k[0], k[1]} == {"b", "c"}]].droplevel([0, 1])
+    assert same.effect_size[paired_tests].isna().all() and (same.p_value[paired_tests] == 1).all()
+    assert same.note[paired_tests].str.startswith("identical scores on every topic").all()
+    # a real pair keeps a finite effect size and no note
+    real = t.loc[("a", "d")] if ("a", "d") in t.index else t.loc[("d", "a")]
+    assert np.isfinite(real.effect_size).all() and (real.note == "").all()
+    from irrepro.stats.stage import summary_markdown
+
+    md = summary_markdown(r)
+    assert md.count("Note: ") == 2 and "same difference on every topic" in md and "identical scores" in md
+    # non-degenerate: no note column, and the summary is the plain table
+    ok = compare_measure(_scores(np.random.default_rng(5).random((20, 3))), "c", "AP",
+                         {**SETTINGS, "baseline": None})
+    assert list(ok.table.columns) == list(ok.table.columns[:14]) and "note" not in ok.table
+    from irrepro.core.io import to_markdown
+    assert summary_markdown(ok) == to_markdown(ok.summary)

@@ -208,6 +208,8 @@ rule ci_systems_pairs:
         n=lambda wc: CIS["n"],
         queries=lambda wc: CIS["queries"],
         seed=lambda wc: CIS["seed"],
+        prompt=lambda wc: CIS["prompt"],
+        n_grades=lambda wc: CIS["n_grades"],
     script:
         "../scripts/ci/systems_pairs.py"
 

@@ -14,6 +14,12 @@ when a baseline is set, as PyTerrier's ``pt.Experiment`` does).
   (Sakai's ES_E2).
 - ``tukey`` rows carry the randomised Tukey HSD p-value, family-wise adjusted by construction, with correction
   ``hsd`` (p_adjusted = p_value).
+
+Without spread the effect size has no finite value: a pair whose per-topic differences are constant up to rounding
+(:func:`spread_tolerance`; they are then tested as exactly constant, as 0 when their mean is 0 within it) has
+d_z = ±inf (NaN when the constant is 0: identical scores), and ``tukey``'s ES_E2 is ±inf / NaN when the ANOVA's
+residual variance is 0 within rounding (:func:`irrepro.stats.gstudy.gstudy`). Such rows carry a ``note`` (a last
+column, present when a row has one), never a quotient of rounding errors.
 """
 from __future__ import annotations
 
@@ -40,6 +46,21 @@ def complete_matrix(mat: pd.DataFrame, what: str = "") -> tuple[pd.DataFrame, li
         raise InputError(f"{what}: {len(out)} topics scored by all {mat.shape[1]} systems; comparing systems needs "
                          f"at least 2 systems and 2 topics")
     return out, dropped
+
+
+def spread_tolerance(X: np.ndarray, a, b) -> np.ndarray:
+    """Per pair (columns ``a``, ``b`` of ``X``), the largest standard deviation (and mean) that constant per-topic
+    differences can show from rounding alone: each difference carries an error up to about eps·(|x_a| + |x_b|)
+    (the scores' own rounding and the subtraction's), and the standard deviation's sums over the T topics add up to
+    T times that; so ``T·eps·max_t(|x_a| + |x_b|)``."""
+    X = np.asarray(X, dtype=float)
+    return X.shape[0] * np.finfo(float).eps * (np.abs(X[:, a]) + np.abs(X[:, b])).max(axis=0)
+
+
+def _no_spread_effect(mean, tol):
+    """The effect size of differences without spread: ±inf, NaN where the mean is 0 within ``tol``."""
+    zero = np.abs(mean) <= tol
+    return np.where(zero, np.nan, np.copysign(np.inf, mean)), zero
 
 
 def pairs(systems, baseline: str | None):
@@ -75,9 +96,18 @@ def compare(mat: pd.DataFrame, *, tests, corrections, alpha: float, n_permutatio
     T = X.shape[0]
     a, b = pairs(systems, baseline)
     D = X[:, a] - X[:, b]
+    tol = spread_tolerance(X, a, b)
+    flat = D.std(axis=0, ddof=1) <= tol
+    # differences constant up to rounding are taken as constant (0 where their mean is), so that every test applies
+    # its convention for constant differences instead of testing rounding noise
+    inf_es, same = _no_spread_effect(D.mean(axis=0), tol)
+    D = np.where(flat, np.where(same, 0.0, D.mean(axis=0)), D)
     mean, t_lo, t_hi, sd = paired.t_interval(D, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
-        d_z = np.where(sd > 0, mean / sd, np.nan)
+        d_z = np.where(flat, inf_es, mean / sd)
+    flat_note = np.where(~flat, "", np.where(same, "identical scores on every topic: no difference, effect size "
+                                             "undefined", "the same difference on every topic (no spread): effect "
+                                             "size infinite"))
     means = X.mean(axis=0)
     base = {"system_a": np.array(systems)[a], "system_b": np.array(systems)[b], "n_topics": T,
             "mean_a": means[a], "mean_b": means[b], "delta": mean}
@@ -85,7 +115,7 @@ def compare(mat: pd.DataFrame, *, tests, corrections, alpha: float, n_permutatio
     rngs = dict(zip(ALL_TESTS, np.random.default_rng(seed).spawn(len(ALL_TESTS))))
     frames = []
     for test in tests:
-        lo, hi, es = t_lo, t_hi, d_z
+        lo, hi, es, note = t_lo, t_hi, d_z, flat_note
         if test == "t":
             p = paired.paired_t(D)
         elif test == "wilcoxon":
@@ -99,16 +129,37 @@ def compare(mat: pd.DataFrame, *, tests, corrections, alpha: float, n_permutatio
         else:
             p, half = tukey_hsd(X, a, b, n_permutations, rngs[test], alpha)
             lo, hi = mean - half, mean + half
-            ms_res = gstudy(X)["ms_residual"]
-            es = mean / np.sqrt(ms_res) if ms_res > 0 else np.full(mean.size, np.nan)
+            var_res = gstudy(X)["var_residual"]  # MS_res, 0 when within rounding of 0
+            if var_res > 0:
+                es, note = mean / np.sqrt(var_res), np.full(mean.size, "")
+            else:
+                es, same = _no_spread_effect(mean, tol)
+                note = np.where(same, "no residual variance and no difference: ES_E2 undefined",
+                                "no residual variance (every system's scores differ by a constant on every "
+                                "topic): ES_E2 infinite")
         for corr in (["hsd"] if test == "tukey" else corrections):
             padj = p if corr == "hsd" else paired.adjust(p, corr)
             frames.append(pd.DataFrame({**base, "ci_low": lo, "ci_high": hi, "effect_size": es, "test": test,
                                         "p_value": p, "correction": corr, "p_adjusted": padj,
-                                        "significant": padj < alpha}))
+                                        "significant": padj < alpha, "note": note}))
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
-    return pd.concat(frames, ignore_index=True)[COLUMNS]
+    out = pd.concat(frames, ignore_index=True)
+    return out[COLUMNS + (["note"] if out["note"].astype(bool).any() else [])]
+
+
+def degenerate_notes(table: pd.DataFrame) -> list:
+    """One line per kind of note in the per-pair table (``compare``'s ``note`` column): how many pairs of which
+    tests it concerns, with an example pair; empty without notes."""
+    if "note" not in table:
+        return []
+    out = []
+    for note, g in table[table["note"].fillna("").astype(bool)].groupby("note", sort=False):
+        pairs_ = g.drop_duplicates(["system_a", "system_b"])
+        ex = pairs_.iloc[0]
+        out.append(f"{len(pairs_)} pair(s) ({', '.join(dict.fromkeys(g.test))}; e.g. {ex.system_a} vs "
+                   f"{ex.system_b}): {note}")
+    return out
 
 
 def summary(table: pd.DataFrame, mat: pd.DataFrame, baseline: str | None) -> pd.DataFrame:

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from irrepro.core.io import to_markdown
 from irrepro.core.scores import to_matrix
 from irrepro.stats import gstudy as gs
-from irrepro.stats.compare import COLUMNS, compare, complete_matrix, pairs, ranked, summary
+from irrepro.stats.compare import COLUMNS, compare, complete_matrix, degenerate_notes, pairs, ranked, summary
 from irrepro.stats.power import discriminative_power, swap_rates
 
 MEASURE_PATTERN = r"[A-Za-z0-9@._-]+"
@@ -24,10 +25,19 @@ def measure_seed(seed: int, measure: str, stream: int = 0) -> int:
 
 @dataclass
 class Comparison:
-    table: pd.DataFrame  # per-pair table (COLUMNS)
+    table: pd.DataFrame  # per-pair table (COLUMNS, and ``note`` when a pair is degenerate)
     summary: pd.DataFrame | None  # per-system summary
     systems: list  # ranked by mean
-    notes: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # for the log
+    degenerate: list = field(default_factory=list)  # for the log and the summary: pairs without spread
+
+
+def summary_markdown(c: Comparison) -> str:
+    """The per-system summary as Markdown, then a line per kind of degenerate pair (``Comparison.degenerate``)."""
+    text = to_markdown(c.summary)
+    if c.degenerate:
+        text += "\n" + "\n".join(f"Note: {n}." for n in c.degenerate) + "\n"
+    return text
 
 
 def compare_measure(scores: pd.DataFrame, collection: str, measure: str, s: dict) -> Comparison:
@@ -52,7 +62,8 @@ def compare_measure(scores: pd.DataFrame, collection: str, measure: str, s: dict
     t = compare(mat, tests=s["tests"], corrections=s["corrections"], alpha=s["alpha"],
                 n_permutations=s["n_permutations"], n_bootstrap=s["n_bootstrap"],
                 seed=measure_seed(s["seed"], measure), baseline=s.get("baseline"))
-    return Comparison(t, summary(t, mat, s.get("baseline")), list(mat.columns), notes)
+    degenerate = degenerate_notes(t)
+    return Comparison(t, summary(t, mat, s.get("baseline")), list(mat.columns), notes + degenerate, degenerate)
 
 
 @dataclass
@@ -66,7 +77,8 @@ class Reliability:
 def reliability(scores: pd.DataFrame, tables: dict, s: dict) -> Reliability:
     """G-study, D-study curves, swap rates of every measure in ``tables`` ({measure: per-pair table}) and their
     discriminative power. ``s``: alpha, seed, baseline, d_study_max_topics, reliability_target, swap_sizes,
-    swap_repetitions. A measure without scores gets a row of NaN."""
+    swap_repetitions. A measure without scores gets a row of NaN. A ``note`` column follows when a measure's G-study
+    is degenerate (a component within rounding of 0, a coefficient undefined: :func:`irrepro.stats.gstudy.notes`)."""
     rel, pw, sw, curves = [], [], [], {}
     have = set(scores["measure"])
     for m, table in tables.items():
@@ -79,7 +91,7 @@ def reliability(scores: pd.DataFrame, tables: dict, s: dict) -> Reliability:
         comp = {c: g[c] for c in ("var_system", "var_topic", "var_residual")}
         rel.append({"measure": m, **{c: g[c] for c in ("n_topics", "n_systems", "var_system", "var_topic",
                                                        "var_residual", "e_rho2", "phi")},
-                    **gs.topics_needed(comp, s["reliability_target"]), "clipped": g["clipped"]})
+                    **gs.topics_needed(comp, s["reliability_target"]), "clipped": g["clipped"], "note": g["note"]})
         curves[m] = gs.dstudy(comp, max(s["d_study_max_topics"], X.shape[0]))
         pw.append(discriminative_power(table, s["alpha"]).assign(measure=m))
         a, b = pairs(mat.columns, s.get("baseline"))
@@ -92,4 +104,7 @@ def reliability(scores: pd.DataFrame, tables: dict, s: dict) -> Reliability:
     swaps = pd.concat(sw, ignore_index=True) if sw else pd.DataFrame(columns=["measure"])
     swaps = swaps.reindex(columns=["measure", "subset_size", "repetitions", "pairs", "swap_rate",
                                    "significant_per_repetition", "swap_rate_significant"])
-    return Reliability(pd.DataFrame(rel).reindex(columns=cols), curves, power, swaps)
+    rel = pd.DataFrame(rel)
+    if "note" in rel and rel["note"].fillna("").astype(bool).any():  # a degenerate G-study says why
+        cols.append("note")
+    return Reliability(rel.reindex(columns=cols), curves, power, swaps)

@@ -20,6 +20,8 @@ with log_to(sm.log[0]) as log:
     for r in table.itertuples():
         log.info("%s %s %s: %.4f [%.4f, %.4f], all human labels %.4f", r.system, r.measure, r.method, r.estimate,
                  r.low, r.high, r.truth)
+        if r.note:
+            log.warning("%s %s %s: %s", r.system, r.measure, r.method, r.note)
     write_table(systems_long(table, diffs), csv=sm.output.csv, float_format="%.6g")
     write_table(per_query, csv=sm.output.per_query, float_format="%.6g")
     write_systems_md(table, diffs, c, p.labeler, labelled, p.alpha, sm.output.md)

@@ -5,12 +5,13 @@ import pandas as pd
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
 from irrepro.errors import InputError
-from irrepro.papers.ci.systems import draw_queries, judged_queries, systems_pairs
+from irrepro.papers.ci.systems import check_grade_scale, draw_queries, judged_queries, systems_pairs
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     p = sm.params
     qrels = read_qrels(sm.input.qrels)
+    check_grade_scale(qrels, p.n_grades, f"config key ci.systems.prompt: {p.prompt!r}", sm.wildcards.collection)
     runs = {s: read_run(path) for s, path in zip(p.systems, sm.input.runs)}
     pool = systems_pairs(runs, qrels, p.k)
     queries = judged_queries(qrels)

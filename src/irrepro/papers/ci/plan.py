@@ -50,7 +50,8 @@ def resolve(config: dict, spine) -> CIPlan:
 
 def resolve_systems(config: dict, spine) -> dict | None:
     """The ``ci.systems`` block checked and resolved: ``collection``, ``systems`` (names in config order),
-    ``runs`` (name -> run file: a population run, or an import's run file), ``labeler``, ``prompt``, ``k`` (the
+    ``runs`` (name -> run file: a population run, or an import's run file), ``labeler``, ``prompt``, ``n_grades``
+    (its grades; a prompt whose grades do not reach the collection's declared top grade is refused), ``k`` (the
     largest cutoff of ``measures``), ``measures``, ``n``, ``queries``, ``seed``, ``plan_widths``. None when no
     collection is set."""
     cs = config["ci"].get("systems") or {}
@@ -81,9 +82,16 @@ def resolve_systems(config: dict, spine) -> dict | None:
         raise InputError(f"{key}.prompt: {c} has no labels.collections entry to take its prompt from; set one")
     from irrepro.labels.prompts import get_prompt
     try:
-        prompt_hash = get_prompt(prompt).hash
+        prompt_obj = get_prompt(prompt)
     except InputError as e:
         raise InputError(f"{key}.prompt: {e}") from None
+    prompt_hash, n_grades = prompt_obj.hash, prompt_obj.n_grades
+    top = _declared_top_grade(config, c)
+    if top is not None and top[0] >= n_grades:
+        via = "" if cs.get("prompt") else f" (taken from labels.collections.{c}.prompt)"
+        raise InputError(f"{key}.prompt: {prompt!r}{via} has {n_grades} grades (0..{n_grades - 1}) but the qrels of "
+                         f"{c} grade up to {top[0]} ({top[1]}); label with a prompt whose grades reach {top[0]}: the "
+                         "human values are the qrels' own grades")
     from irrepro.papers.ci.systems import parse_measure
     measures = list(cs["measures"])
     try:
@@ -100,8 +108,25 @@ def resolve_systems(config: dict, spine) -> dict | None:
         raise InputError(f"{key}.n: labeler {lab!r} fits its score-to-grade mapping on the labelled queries in "
                          f"{cal['folds']} folds: label at least {cal['folds']} queries (got {n_lab})")
     return {"collection": c, "systems": names, "runs": runs, "labeler": lab, "prompt": prompt,
-            "prompt_hash": prompt_hash, "k": k, "measures": measures, "n": int(cs["n"]), "queries": queries,
-            "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]]}
+            "prompt_hash": prompt_hash, "n_grades": n_grades, "k": k, "measures": measures, "n": int(cs["n"]),
+            "queries": queries, "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]]}
+
+
+def _declared_top_grade(config: dict, collection: str):
+    """``(top grade, where it is declared)`` of a retrieved collection's qrels before any is read: the highest grade
+    its ``collections.<c>.grades`` mapping gives, else the highest grade ir_datasets' ``qrels_defs`` declares; None
+    when neither says (the ``ci_systems_pairs`` job checks the qrels themselves)."""
+    spec = (config.get("collections") or {}).get(collection) or {}
+    if spec.get("grades"):
+        return max(0, *spec["grades"].values()), f"collections.{collection}.grades"
+    import ir_datasets
+
+    ds_id = spec.get("ir_datasets")
+    if ds_id not in ir_datasets.registry:
+        return None
+    ds = ir_datasets.load(ds_id)
+    defs = ds.qrels_defs() if ds.has_qrels() else {}
+    return (max(0, *map(int, defs)), f"ir_datasets {ds_id!r} declares grades {sorted(defs)}") if defs else None
 
 
 def _import_run(config: dict, name: str, key: str) -> str:

@@ -20,6 +20,14 @@ whether the interval covers it.
 Measures: ``DCG@k`` (gain ``2^r − 1``, the CI paper's metric) and ``nDCG@k`` (DCG@k over the ideal DCG@k of the
 query's qrels for the human values; for the predictions, over the ideal DCG@k of the predicted gains of the
 query's pool, i.e. every chosen system's top k — the qrels of an unlabelled query are never read).
+
+Grades: the human values (``truth`` and the n labelled queries' values every interval uses) take the qrels' own
+grades. The labels' scale must reach the qrels' top grade (:func:`check_grade_scale`, as the paper's
+:func:`~irrepro.papers.ci.ranking.label_matrix` requires): labels on a coarser scale than the qrels cannot predict
+the human values, and a truth on grades cut to the labels' scale is not the run's metric.
+
+A CRC calibration can fail (no λ in [−1, 1] meets its bound); the row's interval is then NaN and its ``note`` says
+why (:func:`crc_failure_note`), as does the Markdown table.
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ from irrepro.core.gain import dcg_weights, exp_gain
 from irrepro.errors import InputError
 from irrepro.papers.ci.bootstrap import bootstrap_ci
 from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
+from irrepro.papers.ci.crc import crc_query_utility
 from irrepro.papers.ci.experiment import covers
 from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
 from irrepro.papers.ci.ppi import ppi_mean_ci, ppi_power_lambda
@@ -40,7 +49,7 @@ from irrepro.papers.ci.ranking import _natural, _pred_gain, label_columns, label
 METHODS = ("bootstrap", "ppi", "ppi++", "crc")
 DIFF_METHODS = ("bootstrap", "ppi", "ppi++")
 COLUMNS = ["system", "measure", "method", "n", "N", "estimate", "low", "high", "width", "truth", "covered",
-           "lam_low", "lam_high", "ppi_lambda"]
+           "lam_low", "lam_high", "ppi_lambda", "note"]
 DIFF_COLUMNS = ["system_a", "system_b", "measure", "method", "n", "N", "estimate", "low", "high", "width", "truth",
                 "covered", "excludes_zero", "ppi_lambda"]
 
@@ -77,6 +86,24 @@ def draw_queries(queries, n: int, seed: int) -> list:
     return sorted((queries[i] for i in pick), key=_natural)
 
 
+def top_grade(qrels: pd.DataFrame) -> int:
+    """The highest grade of ``qrels`` (negative grades count as 0, as in the gains)."""
+    return int(max(0, pd.to_numeric(qrels["relevance"]).max()))
+
+
+def check_grade_scale(qrels: pd.DataFrame, n_grades: int, where: str = "the labels table",
+                      collection: str | None = None) -> None:
+    """Refuse labels on ``n_grades`` grades (0..G−1) for ``qrels`` that grade higher: their predictions cannot reach
+    the human values (InputError; ``where`` names the labels' source, e.g. the config key of the prompt)."""
+    top = top_grade(qrels)
+    if top >= int(n_grades):
+        q = qrels[pd.to_numeric(qrels["relevance"]) == top].iloc[0]
+        of = f" of {collection}" if collection else ""
+        raise InputError(f"{where} has {int(n_grades)} grades (0..{int(n_grades) - 1}) but the qrels{of} grade up to "
+                         f"{top} (e.g. query {q.query_id!s}, document {q.doc_id!s}); label with a prompt whose "
+                         f"grades reach {top}")
+
+
 def _ideal(qrels: pd.DataFrame, queries, k: int) -> np.ndarray:
     """Ideal DCG@k of each query's qrels (max grade per document, negatives as 0)."""
     q = qrels.assign(query_id=qrels.query_id.astype(str), doc_id=qrels.doc_id.astype(str))
@@ -91,7 +118,7 @@ def _ideal(qrels: pd.DataFrame, queries, k: int) -> np.ndarray:
 
 def system_arrays(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame, queries, k: int,
                   label_gain: str = DEFAULT_LABEL_GAIN) -> dict:
-    """One system's top ``k`` of ``queries`` as arrays: ``grades`` (N, k) human grades, ``dists`` (N, k, G) label
+    """One system's top ``k`` of ``queries`` as arrays: ``grades`` (N, k) the qrels' grades, ``dists`` (N, k, G) label
     distributions, ``mask`` (N, k) (False past a query's last document; also for a query the run misses),
     ``u_true`` / ``u_pred`` (N,) DCG@k by human grades and by the labeler's predicted gain (``label_gain``)."""
     pairs = labelled_ranking(run, qrels, k)
@@ -111,7 +138,7 @@ def system_arrays(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame, 
     mask = np.zeros((N, k), dtype=bool)
     r, c = m.query_id.map(qi).to_numpy(), m["rank"].to_numpy() - 1
     probs = m[cols].to_numpy(dtype=float)
-    grades[r, c] = np.minimum(m.relevance.to_numpy(), G - 1)
+    grades[r, c] = m.relevance.to_numpy()
     dists[r, c] = probs / probs.sum(axis=1, keepdims=True)
     mask[r, c] = True
     w = dcg_weights(k)
@@ -158,10 +185,40 @@ def _rng(seed, *key):
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=tuple(int(x) for x in key)))
 
 
+def crc_failure_note(dists, W, cal, label_gain=DEFAULT_LABEL_GAIN, mask=None) -> str:
+    """Why a failed CRC calibration (``cal.failed``) gives no interval, from the calibration queries' label
+    distributions ``dists`` (n, k, G), weights ``W`` and ranked slots ``mask`` (default: ``W != 0``).
+
+    When ``Û_CRC(q, λ)`` is the same at λ = −1 and λ = 1 for every query, λ has nothing to move: Eqs. 16–18 shift
+    probability mass only between grades a label gives some, so one-hot labels (a labeler giving one grade with
+    probability 1) leave every λ equally far from the human values. Otherwise the bound is out of reach even at the
+    extreme λ (e.g. too few batches for α)."""
+    P = np.asarray(dists, dtype=float)
+    W = np.asarray(W, dtype=float)
+    mask = (W != 0) if mask is None else np.asarray(mask, dtype=bool)
+    ends = crc_query_utility(P, np.array([-1.0, 1.0]), weights=W, label_gain=label_gain)
+    if np.allclose(ends[0], ends[1], rtol=1e-12, atol=1e-12):
+        ranked = P[mask] if mask.any() else P.reshape(-1, P.shape[-1])
+        top = ranked.argmax(axis=-1)
+        if (ranked.max(axis=-1) >= 1 - 1e-12).all():
+            one = f"the labels give every ranked document of the labelled queries grade {int(top[0])} with probability 1"
+            what = one if (top == top[0]).all() else "every label puts all its mass on one grade"
+        else:
+            what = "the labels' predicted values do not depend on λ"
+        return (f"no CRC interval: {what}, so CRC's λ has no probability mass to move (it shifts mass only between "
+                f"grades a label gives some) and no λ in [-1, 1] meets the bound {cal.bound:.3g}; labels with some "
+                "mass on every grade (a file labeler's smoothing) give one")
+    sides = [f"{name} {risk:.3g}" for name, lam, risk in (("below", cal.lam_low, cal.risk_low),
+                                                            ("above", cal.lam_high, cal.risk_high)) if np.isnan(lam)]
+    return (f"no CRC interval: even at the extreme λ the risk ({', '.join(sides)}) is not below the bound "
+            f"{cal.bound:.3g} over {cal.n_batches} batches")
+
+
 def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0,
-                     label_gain=DEFAULT_LABEL_GAIN, key=(0,)) -> list[dict]:
+                     label_gain=DEFAULT_LABEL_GAIN, key=(0,), mask=None) -> list[dict]:
     """The four intervals (:data:`METHODS`) of one system's mean over the N queries from the human values of the
-    ``labelled`` queries (a bool mask or indices) only; ``truth`` = the mean of ``u_true`` over all N.
+    ``labelled`` queries (a bool mask or indices) only; ``truth`` = the mean of ``u_true`` over all N; ``note``:
+    why a row has no interval (a failed CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
     Random streams: ``SeedSequence(seed, spawn_key=key + (method index,))``."""
     u_true = np.asarray(u_true, dtype=float)
     u_pred = np.asarray(u_pred, dtype=float)
@@ -173,11 +230,11 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     truth = float(u_true.mean())
     rows = []
 
-    def row(method, est, low, high, lam_low=np.nan, lam_high=np.nan, lam=np.nan):
+    def row(method, est, low, high, lam_low=np.nan, lam_high=np.nan, lam=np.nan, note=""):
         rows.append({"method": method, "n": n, "N": N, "estimate": float(est), "low": float(low),
                      "high": float(high), "width": float(high - low), "truth": truth,
                      "covered": bool(covers(low, high, truth)), "lam_low": lam_low, "lam_high": lam_high,
-                     "ppi_lambda": lam})
+                     "ppi_lambda": lam, "note": note})
 
     b = bootstrap_ci(u_true[L], alpha, n_boot, rng=_rng(seed, *key, 0))
     row("bootstrap", b.estimate, b.low, b.high)
@@ -189,8 +246,10 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     batches = _rng(seed, *key, 3).integers(0, n, size=(int(n_batches), n))
     cal = calibrate_crc(u_true[L], dists[L], batches, alpha, weights=W[L], label_gain=label_gain)
     est, lo, hi = crc_interval(dists[T], cal, weights=W[T], label_gain=label_gain)
+    note = crc_failure_note(dists[L], W[L], cal, label_gain, None if mask is None else mask[L]) if cal.failed else ""
     known, m = u_true[L].sum(), T.sum()
-    row("crc", (known + m * est) / N, (known + m * lo) / N, (known + m * hi) / N, cal.lam_low, cal.lam_high)
+    row("crc", (known + m * est) / N, (known + m * lo) / N, (known + m * hi) / N, cal.lam_low, cal.lam_high,
+        note=note)
     return rows
 
 
@@ -236,6 +295,7 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
     L = np.array([q in lq for q in queries])
     if not (2 <= L.sum() <= len(queries) - 2):
         raise InputError(f"{int(L.sum())} labelled of {len(queries)} queries: need 2 <= n <= N - 2")
+    check_grade_scale(qrels, len(label_columns(labels)))
     measures = list(measures)
     ks = sorted({parse_measure(m)[1] for m in measures})
     names = list(runs)
@@ -251,7 +311,7 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
             a = ma[s]
             for r in system_intervals(a["u_true"], a["u_pred"], arrays[k][s]["dists"], a["W"], L, alpha=alpha,
                                       n_boot=n_boot, n_batches=n_batches, seed=seed, label_gain=label_gain,
-                                      key=(0, mi, si)):
+                                      key=(0, mi, si), mask=arrays[k][s]["mask"]):
                 rows.append({"system": s, "measure": measure, **r})
             per_query.append(pd.DataFrame({"system": s, "measure": measure, "query_id": queries, "labelled": L,
                                            "u_true": a["u_true"], "u_pred": a["u_pred"]}))
@@ -273,10 +333,12 @@ LONG_COLUMNS = ["kind", "system", "system_b", "measure", "method", "n", "N", "es
 
 def systems_long(table: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
     """The systems table and the difference rows in one frame (``kind`` = ``system`` / ``difference``; a
-    difference row is ``system`` − ``system_b``)."""
+    difference row is ``system`` − ``system_b``); a ``note`` column last when a row has one (an interval that could
+    not be computed, and why)."""
     a = table.assign(kind="system", system_b="", excludes_zero=(table.low > 0) | (table.high < 0))
     b = diffs.rename(columns={"system_a": "system"}).assign(kind="difference", lam_low=np.nan, lam_high=np.nan)
-    return pd.concat([a, b], ignore_index=True)[LONG_COLUMNS]
+    noted = "note" in table and table.note.fillna("").astype(bool).any()
+    return pd.concat([a, b], ignore_index=True)[LONG_COLUMNS + (["note"] if noted else [])]
 
 
 def write_systems_md(table: pd.DataFrame, diffs: pd.DataFrame, collection: str, labeler: str, labelled, alpha,
@@ -293,10 +355,19 @@ def write_systems_md(table: pd.DataFrame, diffs: pd.DataFrame, collection: str, 
              f"Human-labelled queries: {', '.join(map(str, labelled))}", "",
              "| measure | system | method | estimate | interval | width | all human labels | covered |",
              "|---|---|---|---:|---|---:|---:|---|"]
+    notes = []
     for r in table.itertuples():
+        note = getattr(r, "note", "")
+        if isinstance(note, str) and note:
+            notes.append(f"- {r.measure}, {r.system}, {r.method}: {note}.")
+            lines.append(f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f} | no interval (see below) | — | "
+                         f"{r.truth:.4f} | — |")
+            continue
         mark = " †" if r.method == "crc" and not r.low <= r.estimate <= r.high else ""
         lines.append(f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f}{mark} | [{r.low:.4f}, {r.high:.4f}] | "
                      f"{r.width:.4f} | {r.truth:.4f} | {'yes' if r.covered else 'NO'} |")
+    if notes:
+        lines += ["", "Rows without an interval:", "", *notes]
     lines += ["", "Differences (per-query A − B): does the interval exclude 0?", "",
               "| measure | A − B | method | estimate | interval | excludes 0 | all human labels | covered |",
               "|---|---|---|---:|---|---|---:|---|"]
