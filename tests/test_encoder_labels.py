@@ -197,6 +197,27 @@ def test_similarity_names_the_cache_identity_and_is_checked(minilm, minilm_late)
         make_labeler({"backend": "biencoder", "model": "minilm", "similarity": "colbert"})
 
 
+def test_encoder_settings_outside_its_name_are_in_the_key(minilm, tmp_path):
+    """The default config's labeler keeps its key (its cached similarities are served); the word pieces per text,
+    and the similarity and dtype under a given name, each relabel; batch size and threads serve."""
+    from irrepro.labels import make_labeler
+    from irrepro.labels.encoder import COSINE, MINILM_ZIP_MD5
+
+    from test_labels_identity import _relabels
+
+    def enc(**kw):
+        return make_labeler({"backend": "biencoder", "model": "minilm", "threads": 2, **kw})
+
+    default = enc(similarity="mean+maxsim", dtype="bfloat16", batch_size=32, folds=5, calibration_seed=0)
+    assert default.cache_key == f"minilm-l6-v2-mean+maxsim@bfloat16#{MINILM_ZIP_MD5[:16]}"
+    assert enc(max_tokens=256).cache_key == minilm.cache_key  # the model's own max_seq_length
+    assert not _relabels(minilm, enc(batch_size=2), tmp_path, prompt=COSINE)
+    assert _relabels(minilm, enc(max_tokens=4), tmp_path, prompt=COSINE)
+    mine = enc(name="mine")
+    for change in ({"similarity": "maxsim"}, {"dtype": "bfloat16"}):
+        assert _relabels(mine, enc(name="mine", **change), tmp_path, prompt=COSINE), change
+
+
 def test_packaged_minilm_checks_its_md5_and_reunpacks_a_damaged_copy(minilm, tmp_path, monkeypatch):
     from irrepro.labels import encoder
 

@@ -287,7 +287,8 @@ def _chat_response(positions):
 
 
 class FakeServer:
-    """A tiny OpenAI-compatible server: answers from a function of the request body; records the requests."""
+    """A tiny OpenAI-compatible server: answers from a function of the request body (JSON, or bytes sent as they
+    are); records the requests."""
 
     def __init__(self, answer):
         self.requests, self.fail_first = [], 0
@@ -303,7 +304,8 @@ class FakeServer:
                     self.end_headers()
                     self.wfile.write(b'{"error": "busy"}')
                     return
-                data = json.dumps(answer(self.path, body)).encode()
+                reply = answer(self.path, body)
+                data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()  # bytes: sent as they are
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -338,7 +340,7 @@ def test_openai_labeler_against_fake_server(monkeypatch):
     monkeypatch.setenv("IRREPRO_TEST_KEY", "sk-test")
     try:
         lab = L.OpenAILabeler("tiny-model", srv.url, api_key_env="IRREPRO_TEST_KEY", top_logprobs=5,
-                              concurrency=2, retry_delay=0.01)
+                              concurrency=2, retry_delay=0.01, missing_logprob="floor")
         p = lab.score("trecdl", ["q one", "q two"], ["passage a", "passage b"])
         # grade 2 = logsumexp(-0.5, -1.0); grade 1 is absent: floor = the lowest top-k logprob (-4.0)
         logp = np.array([-2.0, -4.0, np.logaddexp(-0.5, -1.0), -1.2])
@@ -354,8 +356,10 @@ def test_openai_labeler_against_fake_server(monkeypatch):
         # a stated floor
         fl = L.OpenAILabeler("m", srv.url, api_key_env=None, missing_logprob=-30.0, top_logprobs=5)
         assert fl.parse(TRECDL, answer("/v1/chat/completions", {"messages": [{"content": "x"}]}))[1] == -30.0
-        # no grade anywhere: uniform
-        np.testing.assert_allclose(lab.score("trecdl", ["ZZNOGRADE"], ["d"]), [[0.25] * 4])
+        # no grade anywhere: an error naming the URL and the pair, not a uniform label
+        with pytest.raises(L.LabelerError, match=r"pair \(query 'ZZNOGRADE', document 'd'\): http://127.*/v1: none "
+                                                  r"of the 1 generated position\(s\) lists a grade"):
+            lab.score("trecdl", ["ZZNOGRADE"], ["d"])
         # legacy completions endpoint
         comp = L.OpenAILabeler("m", srv.url, endpoint="completions", api_key_env=None, top_logprobs=3)
         p = comp.score("binary", ["q"], ["d"])
@@ -369,7 +373,8 @@ def test_openai_labeler_against_fake_server(monkeypatch):
         assert len(srv.requests) == n + 3
         # through the cache
         out = L.label_pairs(lab, "trecdl", make_pairs(3), None, progress=False)
-        assert out.labeler.unique().tolist() == ["openai:tiny-model"] and len(out) == 3
+        assert out.labeler.unique().tolist() == [lab.cache_key] and len(out) == 3
+        assert lab.cache_key.startswith("openai:tiny-model#")
     finally:
         srv.close()
 

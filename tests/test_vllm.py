@@ -224,8 +224,9 @@ def test_vllm_labels_agree_with_the_in_process_labeler(server, pairs, in_process
 def test_vllm_generation_mode_reads_the_same_first_token(server, pairs, in_process):
     """Generation mode (chat endpoint, top-20 alternatives per generated position): trecdl's grades are single
     tokens, so a grade among the first position's alternatives has the scoring mode's log-probability. SmolLM2's
-    first token is mostly "The" or "[", with some grades in the top 20."""
-    gen = L.OpenAILabeler("smollm2", server.base_url, api_key_env=None, top_logprobs=20, max_tokens=1)
+    first token is mostly "The" or "[", with some grades in the top 20: the others get the floor (missing_logprob)."""
+    gen = L.OpenAILabeler("smollm2", server.base_url, api_key_env=None, top_logprobs=20, max_tokens=1,
+                          missing_logprob="floor")
     P = get_prompt(PROMPT)
     assert all(len(s) == 1 for s in in_process["labeler"].suffix_token_ids(P))
     n = 6

@@ -18,7 +18,7 @@ from irrepro.errors import InputError
 SPINE = "config.schema.yaml"
 
 
-def _default_filling_validator(schema):
+def _default_filling_validator(schema, registry=None):
     from jsonschema import Draft202012Validator, validators
 
     props = Draft202012Validator.VALIDATORS["properties"]
@@ -30,7 +30,19 @@ def _default_filling_validator(schema):
                     instance.setdefault(prop, sub["default"])
         yield from props(validator, properties, instance, schema)
 
-    return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
+    cls = validators.extend(Draft202012Validator, {"properties": set_defaults})
+    return cls(schema) if registry is None else cls(schema, registry=registry)
+
+
+def _registry(schemas):
+    """The schemas by file name, so that a ``$ref`` to ``config.schema.yaml#/$defs/name`` resolves as Snakemake's
+    validate resolves it (relative to the schema file)."""
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    return Registry().with_resources(
+        (f"{section}.schema.yaml" if section else SPINE, Resource.from_contents(schema, DRAFT202012))
+        for section, schema in schemas.items())
 
 
 def _subschema(schema, path):
@@ -59,6 +71,13 @@ def _key(prefix, path):
 
 def _message(err, schema, prefix):
     path = list(err.absolute_path)
+    if "propertyNames" in err.schema_path and err.validator == "pattern":  # a name: what it may be
+        why = " ".join(str(err.schema.get("description", "")).split())
+        return f"config key {_key(prefix, path)}: name {err.instance!r} does not match {err.validator_value!r}" + \
+            (f": {why}" if why else "")
+    if err.validator in ("anyOf", "oneOf") and err.schema.get("description"):  # alternatives: the key's meaning
+        why = " ".join(str(err.schema["description"]).split())
+        return f"config key {_key(prefix, path)}: {err.instance!r} is not one of the values it takes: {why}"
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = list((_subschema(schema, path).get("properties") or {}))
         extra = [k for k in err.instance if k not in allowed]
@@ -70,8 +89,8 @@ def _message(err, schema, prefix):
     return f"config key {_key(prefix, path)}: {err.message}"
 
 
-def _check(instance, schema, prefix):
-    v = _default_filling_validator(schema)
+def _check(instance, schema, prefix, registry=None):
+    v = _default_filling_validator(schema, registry)
     errors = sorted(v.iter_errors(instance), key=lambda e: (len(list(e.absolute_path)), str(list(e.absolute_path))))
     if errors:
         raise InputError(_message(errors[0], schema, prefix))
@@ -97,11 +116,12 @@ def validate_config(config: dict, schema_dir) -> dict:
             close = difflib.get_close_matches(str(k), allowed, n=1)
             hint = f"did you mean `{close[0]}`?" if close else f"valid keys: {', '.join(allowed)}"
             raise InputError(f"config key {k}: unknown key; {hint}")
-    _check(config, spine, "")
+    registry = _registry(schemas)
+    _check(config, spine, "", registry)
     for section, schema in schemas.items():
         if section:
             config.setdefault(section, {})
             if config[section] is None:
                 config[section] = {}
-            _check(config[section], schema, section)
+            _check(config[section], schema, section, registry)
     return config

@@ -11,7 +11,9 @@ E[r] = Σ_r r · p_r. Optional packages a backend needs are imported through :fu
 from __future__ import annotations
 
 import abc
+import hashlib
 import importlib
+import json
 from typing import Sequence
 
 import numpy as np
@@ -53,7 +55,14 @@ def softmax(logp: np.ndarray) -> np.ndarray:
 
 
 class LabelerError(RuntimeError):
-    """A labeler produced numbers that are not labels (NaN or infinite log-probabilities)."""
+    """A labeler produced numbers that are not labels (NaN or infinite log-probabilities), or a server's reply from
+    which no distribution over the grades can be read."""
+
+
+def settings_hash(settings: dict) -> str:
+    """The first 16 hex digits of the sha256 of ``settings`` as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def check_log_scores(name: str, logp: np.ndarray, query_ids: Sequence, doc_ids: Sequence) -> np.ndarray:
@@ -89,9 +98,10 @@ def expected_grade(labels: pd.DataFrame) -> pd.Series:
 class Labeler(abc.ABC):
     """Maps (query, document) pairs to distributions over a prompt's G grades.
 
-    ``name`` identifies the labeler in the cache: two labelers with the same name must give the same labels (so a
-    backend puts its model and whatever else changes its output into the name). ``batch_size`` is the number of
-    pairs :func:`label_pairs` hands to :meth:`score` at a time (and commits to the cache together).
+    ``name`` is the labeler's readable name; its identity in the cache is :attr:`cache_key`, which adds a hash of
+    the weights (``weights_id``) and a hash of every other input that determines its labels (:meth:`settings`), so
+    that two labelers with the same key give the same labels. ``batch_size`` is the number of pairs
+    :func:`label_pairs` hands to :meth:`score` at a time (and commits to the cache together).
     """
 
     name: str = "labeler"
@@ -103,11 +113,22 @@ class Labeler(abc.ABC):
     #: (a label file may give every pair the same grade)
     check_degenerate: bool = True
 
+    def settings(self) -> dict:
+        """What determines the labels beyond ``name``, ``weights_id`` and the prompt (cached apart by its hash): a
+        label file's content, a server's URL and request, a setting that changes a local model's input. A local
+        backend lists a setting only where it is not at the value that leaves the model's input as it is (so the keys
+        of labels cached before it was listed stay the same); ``{}``: nothing."""
+        return {}
+
     @property
     def cache_key(self) -> str:
-        """The labeler's full identity in the label cache: ``name``, with ``#<first 16 hex digits of the weights'
-        hash>`` appended for a local model, so that labels made from other weights are never served."""
-        return self.name if not self.weights_id else f"{self.name}#{self.weights_id[:16]}"
+        """The labeler's full identity in the label cache: ``name``; then ``#`` and the first 16 hex digits of the
+        weights' hash, for a local model; then ``#`` and :func:`settings_hash` of :meth:`settings`, when they are
+        not empty. Labels made from other weights, another label file, another server or other settings are never
+        served."""
+        key = self.name if not self.weights_id else f"{self.name}#{self.weights_id[:16]}"
+        settings = self.settings()
+        return f"{key}#{settings_hash(settings)}" if settings else key
 
     @abc.abstractmethod
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,

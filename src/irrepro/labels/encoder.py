@@ -141,7 +141,8 @@ class BiEncoderLabeler(Labeler):
     distribution needs the mapping of :mod:`irrepro.labels.calibrate`, fitted on human labels of other queries.
 
     ``name`` (default ``biencoder:<folder name>``, ``minilm-l6-v2`` for the packaged model, then ``-<similarity>``
-    unless it is ``mean``, then ``@<dtype>`` unless float32) and a hash of the weights make the cache key.
+    unless it is ``mean``, then ``@<dtype>`` unless float32), a hash of the weights and :meth:`settings` make the
+    cache key.
     """
 
     def __init__(self, model: str = "minilm", device: str = "cpu", batch_size: int = 32, *,
@@ -178,13 +179,17 @@ class BiEncoderLabeler(Labeler):
                                  "transformers encoder), or 'minilm' for the packaged all-MiniLM-L6-v2")
             default_name = f"biencoder:{folder.name}"
             self.weights_id = local_weights_id(str(folder))
-        self.name = name or (default_name + ("" if similarity == "mean" else f"-{similarity}")
-                             + ("" if dtype == "float32" else f"@{dtype}"))
+        default_name += ("" if similarity == "mean" else f"-{similarity}") + ("" if dtype == "float32" else f"@{dtype}")
+        self.name = name or default_name
         self.folder = folder
         sbert = folder / "sentence_bert_config.json"
-        if max_tokens is None:
-            max_tokens = json.loads(sbert.read_text()).get("max_seq_length", 512) if sbert.is_file() else 512
-        self.max_tokens = int(max_tokens)
+        model_max = json.loads(sbert.read_text()).get("max_seq_length", 512) if sbert.is_file() else 512
+        self.max_tokens = int(model_max if max_tokens is None else max_tokens)
+        #: what changes the labels beyond the weights and is not in ``name`` (:meth:`settings`): the word pieces per
+        #: text when not the model's own limit; the similarity and dtype under a given name
+        self.input_settings = {"max_tokens": self.max_tokens} if self.max_tokens != int(model_max) else {}
+        if self.name != default_name:
+            self.input_settings.update(similarity=similarity, dtype=str(dtype))
         with _offline():
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
             self.model = transformers.AutoModel.from_pretrained(str(folder), dtype=torch_dtype)
@@ -192,6 +197,11 @@ class BiEncoderLabeler(Labeler):
         self._queries: dict[str, np.ndarray] = {}
         self._query_tokens: dict = {}  # query text -> its word pieces' L2-normalised states (n, dim), float32
         self.tokens = 0  # word pieces encoded (padding excluded): the FLOP count of docs/benchmark.md
+
+    def settings(self) -> dict:
+        """:attr:`input_settings`; ``{}`` for the default name and the model's own ``max_seq_length`` (the key stays
+        ``name#<weights>``)."""
+        return dict(self.input_settings)
 
     def _batches(self, texts: Sequence[str]):
         """``(start, last hidden states (b, L, dim), attention mask (b, L))`` of ``batch_size`` texts at a time,

@@ -1,6 +1,7 @@
 """Precomputed hard labels in qrels format as (optionally smoothed) one-hot distributions (:class:`FileLabeler`)."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,9 @@ class FileLabeler(Labeler):
     of grades; a grade outside 0..G-1 is an error naming the file. Pairs absent from the file raise
     :class:`~irrepro.errors.InputError` naming the file (``missing="error"``) or get a row of NaN
     (``missing="nan"``). The prompt's text is not used (the file's labels came from their own prompts), only G.
-    ``name`` defaults to ``file:<file stem>`` (``@eps<ε>`` appended when ε > 0).
+    ``name`` defaults to ``file:<file stem>`` (``@eps<ε>`` appended when ε > 0). The cache key adds a hash of
+    :meth:`settings`: the file's labels themselves and ε, never the file's folder: an edited file is read again,
+    two files of one name in different folders keep their own labels.
     """
 
     check_degenerate = False  # labels by ids, not texts
@@ -42,6 +45,14 @@ class FileLabeler(Labeler):
         for ext in (".gz", ".txt", ".qrels", ".tsv"):
             stem = stem[: -len(ext)] if stem.endswith(ext) else stem
         self.name = name or (f"file:{stem}" + (f"@eps{self.smoothing:g}" if self.smoothing else ""))
+        rows = sorted(f"{q}\t{d}\t{g}\n" for (q, d), g in self.grades.items())
+        #: sha256 of the file's labels, one sorted ``query \t document \t grade`` line per pair (whatever the file's
+        #: name, compression, line order, spacing or iteration column)
+        self.content_id = hashlib.sha256("".join(rows).encode("utf-8")).hexdigest()
+
+    def settings(self) -> dict:
+        """The labels' content hash and the smoothing: all a label file's labels depend on besides the prompt."""
+        return {"backend": "file", "labels_sha256": self.content_id, "smoothing": self.smoothing}
 
     def __len__(self):
         return len(self.grades)

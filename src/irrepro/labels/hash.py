@@ -24,6 +24,10 @@ class HashLabeler(Labeler):
         self.batch_size = int(batch_size)
         self.name = name or f"hash:{self.seed}"
 
+    def settings(self) -> dict:
+        """The seed, when ``name`` is not the default ``hash:<seed>`` that carries it."""
+        return {} if self.name == f"hash:{self.seed}" else {"seed": self.seed}
+
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
         prompt = get_prompt(prompt)
         if query_ids is None or doc_ids is None:

@@ -168,8 +168,9 @@ class HFLabeler(Labeler):
             if self.tokenizer.eos_token is None:
                 raise InputError(f"tokenizer of {self.model_id!r} has neither a pad nor an eos token")
             self.tokenizer.pad_token = self.tokenizer.eos_token
+        auto_chat_template = kind == "causal" and bool(getattr(self.tokenizer, "chat_template", None))
         if chat_template is None:
-            chat_template = kind == "causal" and bool(getattr(self.tokenizer, "chat_template", None))
+            chat_template = auto_chat_template
         if chat_template and kind == "seq2seq":
             raise InputError("chat_template=True applies to causal models only")
         if chat_template and not getattr(self.tokenizer, "chat_template", None):
@@ -177,9 +178,19 @@ class HFLabeler(Labeler):
         self.chat_template = bool(chat_template)
         import inspect
         self._logits_to_keep = "logits_to_keep" in inspect.signature(self.model.forward).parameters
-        if name is None:
-            name = f"hf:{self.model_id}" + ("" if self.dtype_name == "float32" else f"@{self.dtype_name}")
-        self.name = name
+        default_name = f"hf:{self.model_id}" + ("" if self.dtype_name == "float32" else f"@{self.dtype_name}")
+        self.name = name or default_name
+        #: the settings that change what the model reads or how it is loaded, at other than their defaults
+        #: (:meth:`settings`); the dtype and the model's id where a given ``name`` replaces the default that holds them
+        self.input_settings = {k: v for k, v in {
+            "max_doc_tokens": int(max_doc_tokens) if max_doc_tokens else None,
+            "chat_template": self.chat_template if self.chat_template != auto_chat_template else None,
+            "raw_suffix_prefix": raw_suffix_prefix if kind == "causal" and not self.chat_template
+            and raw_suffix_prefix != " " else None,
+            "revision": revision or None,
+        }.items() if v is not None}
+        if name is not None and name != default_name:
+            self.input_settings["dtype"] = self.dtype_name
         self.weights_id = weights_id if weights_id or model_obj_given else local_weights_id(self.model_id, gguf_file)
         self._suffix_cache: dict = {}
         if share_prefix not in (True, False, "batch", "query"):
@@ -187,6 +198,15 @@ class HFLabeler(Labeler):
         self.share_prefix = share_prefix
         self.prefixes = PrefixStore(self._extend_cache)
         self.stats = TokenStats()
+
+    def settings(self) -> dict:
+        """:attr:`input_settings` (document truncation, a chat template other than the tokenizer's choice, the raw
+        suffix prefix, the revision, the dtype under a given name), plus the model's id for a model without local
+        weights to hash; ``{}`` at the defaults (the key stays ``name#<weights>``)."""
+        s = dict(self.input_settings)
+        if s and not self.weights_id:
+            s["model"] = self.model_id
+        return s
 
     # ------------------------------------------------------------------ text
     def _truncate(self, doc: str) -> str:

@@ -77,8 +77,10 @@ class DegeneracyCheck:
 
 def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queries: list, texts: list,
                   first: dict) -> dict:
-    """Labels of ``keys`` cached under ``labeler.name`` alone, which carries no record of the weights that made
-    them: the first :data:`ADOPT_SAMPLE` are labelled again with the current (verified) weights; when every one
+    """Labels of ``keys`` cached under a local model's ``labeler.name`` alone, which carries no record of the
+    weights that made them (:func:`label_pairs` asks only when the key is name and weights, no other settings:
+    labels of a label file or a server are labelled again, never adopted): the first :data:`ADOPT_SAMPLE` are
+    labelled again with the current (verified) weights; when every one
     agrees within :data:`ADOPT_TOLERANCE`, all are copied, exactly, under ``labeler.cache_key`` and returned;
     otherwise none is served: they are moved to ``<name>#unverified`` (kept, never checked again) and a warning
     says so."""
@@ -144,7 +146,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                         "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
                         cache.bad_rows, cache_path, prompt.n_grades)
         queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
-        if key != labeler.name:
+        if labeler.weights_id and key == f"{labeler.name}#{labeler.weights_id[:16]}":
             got.update(adopt_unkeyed(cache, labeler, prompt, [k for k in first if k not in got], queries, texts,
                                      first))
         todo = [k for k in first if k not in got]

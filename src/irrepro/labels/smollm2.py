@@ -250,7 +250,8 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int
     (:attr:`Labeler.cache_key`).
     """
     path = smollm2_gguf_path()
-    name = kw.pop("name", None) or ("smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}"))
+    default_name = "smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}")
+    name = kw.pop("name", None) or default_name
     from irrepro.datasets.mirror import md5sum
 
     # the weights are those of the GGUF file (the converted copy is checked against the hashes recorded when it
@@ -262,7 +263,10 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int
             lab = HFLabeler(str(folder), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
                             name=name, weights_id=folder.name.rsplit("-", 1)[1], **kw)
             _realign(lab.model)
-            return lab
-        verify_packaged(path)
-        return HFLabeler(str(path.parent), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
-                         gguf_file=path.name, name=name, weights_id=md5sum(path), **kw)
+        else:
+            verify_packaged(path)
+            lab = HFLabeler(str(path.parent), kind="causal", device=device, dtype=dtype, batch_size=batch_size,
+                            gguf_file=path.name, name=name, weights_id=md5sum(path), **kw)
+    if name == default_name:  # the dtype is in the name
+        lab.input_settings.pop("dtype", None)
+    return lab
