@@ -1,7 +1,12 @@
 """Property tests of every reader (hypothesis): valid files, then mutated ones. A reader either parses a file
-faithfully (a blank line, CRLF line ends or a byte-order mark change nothing) or raises InputError naming the file
-and the line: never a silent change, never a bare exception (issue 12)."""
+faithfully (a blank line, CRLF line ends, a byte-order mark or compression change nothing) or raises InputError
+naming the file and the line: never a silent change, never a bare exception."""
+import bz2
+import gzip
+import lzma
+
 import pandas as pd
+import zstandard
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -73,6 +78,16 @@ def test_harmless_changes_change_nothing(tmp_path, kind, data):
     _same(ref, read(_write(tmp_path, blank, variant="blank")))
     _same(ref, read(_write(tmp_path, lines, crlf=True, variant="crlf")))
     _same(ref, read(_write(tmp_path, lines, bom=True, variant="bom")))
+    suffix = data.draw(st.sampled_from(sorted(COMPRESS)))
+    plain = _write(tmp_path, lines, variant="packed")
+    packed = plain.with_name(plain.name + suffix)
+    packed.write_bytes(COMPRESS[suffix](plain.read_bytes()))
+    plain.unlink()
+    _same(ref, read(packed))
+
+
+COMPRESS = {".gz": lambda b: gzip.compress(b, mtime=0), ".bz2": bz2.compress, ".xz": lzma.compress,
+            ".zst": lambda b: zstandard.ZstdCompressor().compress(b)}
 
 
 MUTATIONS = ["drop_field", "extra_field", "non_numeric", "non_finite", "duplicate_line"]

@@ -1,5 +1,6 @@
 """Bad data never gets through silently: each reader rejects what it cannot read faithfully, naming file:line."""
 import logging
+import re
 
 import pandas as pd
 import pytest
@@ -97,3 +98,86 @@ def test_collection_topics_judged_logs_what_it_drops(caplog):
     assert select_topics(topics, qrels, "all").query_id.tolist() == ["1", "2", "3"]
     with pytest.raises(InputError, match="mine: no topics with judgments"):
         select_topics(topics, qrels.assign(query_id="9"), "judged", "mine")
+
+
+def _runs_import(tmp_path, measures):
+    runs = tmp_path / "runs"
+    runs.mkdir(exist_ok=True)
+    (runs / "a.run").write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n2 Q0 d3 1 1.0 a\n")
+    (runs / "b.run").write_text("1 Q0 d2 1 2.0 b\n1 Q0 d1 2 1.0 b\n2 Q0 d4 1 1.0 b\n")
+    q = _w(tmp_path, "q.txt", "1 0 d1 1\n1 0 d2 0\n2 0 d3 1\n2 0 d4 0\n")
+    return {"type": "runs", "runs": str(runs), "qrels": str(q), "measures": measures}
+
+
+@pytest.mark.parametrize("pair", [["AP", "MAP"], ["RR", "MRR"], ["P@10", "P(rel=1)@10"]])
+def test_two_names_of_one_measure_are_refused_never_a_zero_column(tmp_path, pair):
+    from irrepro.core.evaluation import import_scores
+    from irrepro.plan import check_config
+
+    spec = _runs_import(tmp_path, pair)
+    with pytest.raises(InputError, match=rf"config key imports.m.measures\[1\]: '{re.escape(pair[1])}' and "
+                                         rf"imports.m.measures\[0\] '{re.escape(pair[0])}' are one measure"):
+        check_config({"imports": {"m": spec}})
+    with pytest.raises(InputError, match=rf"config key measures\[1\]: '{re.escape(pair[1])}'"):
+        check_config({"measures": pair, "imports": {"m": {**spec, "measures": None}}})
+    with pytest.raises(InputError, match=rf"'{re.escape(pair[0])}' and '{re.escape(pair[1])}' are one measure"):
+        import_scores("m", spec, str(tmp_path), None)   # the library refuses too
+    ok = import_scores("m", {**spec, "measures": pair[:1]}, str(tmp_path), None)
+    assert (ok.value > 0).any()
+
+
+@pytest.mark.parametrize("name,canonical", [("map", "AP"), ("P_10", "P@10"), ("ndcg_cut_10", "nDCG@10"),
+                                            ("recip_rank", "RR"), ("MAP", "AP")])
+def test_trec_eval_import_measures_are_ir_measures_names(tmp_path, name, canonical):
+    from irrepro.plan import check_config
+
+    te = _w(tmp_path, "t.txt", "map 1 0.5\nP_10 1 0.1\nrecip_rank 1 1\nndcg_cut_10 1 0.3\nrunid all r\n")
+    spec = {"type": "trec_eval", "path": str(te), "measures": ["Bpref", name]}
+    with pytest.raises(InputError, match=rf"config key imports.t.measures\[1\]: '{name}' is .*write '{re.escape(canonical)}'"):
+        check_config({"imports": {"t": spec}})
+    check_config({"imports": {"t": {**spec, "measures": ["Bpref", canonical]}}})
+    assert set(read_trec_eval_q(te, "t", [canonical]).measure) == {canonical}
+
+
+@pytest.mark.parametrize("measure", ["alpha_nDCG@20", "ERR_IA@20"])
+def test_diversity_measures_on_ad_hoc_qrels_are_refused(tmp_path, measure):
+    from irrepro.core.evaluation import evaluate_runs
+    from irrepro.plan import check_config
+
+    spec = _runs_import(tmp_path, ["AP", measure])
+    with pytest.raises(InputError, match=rf"config key imports.m.measures\[1\]: '{measure}' is a diversity "
+                                         r"measure.*collection 'm'"):
+        check_config({"imports": {"m": spec}})
+    with pytest.raises(InputError, match=rf"config key measures\[0\]: '{measure}' is a diversity measure.*"
+                                         r"collection 'm'"):
+        check_config({"measures": [measure], "imports": {"m": {**spec, "measures": None}}})
+    qrels = read_qrels(spec["qrels"])
+    with pytest.raises(InputError, match=rf"'{measure}' is a diversity measure.*collection 'm'"):
+        evaluate_runs([("a", tmp_path / "runs" / "a.run")], qrels, [measure], "m")
+
+
+def test_diversity_measure_in_the_global_measures_names_the_collections():
+    from pathlib import Path
+
+    import yaml
+
+    from irrepro.plan import check_config
+    from irrepro.schema import validate_config
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = validate_config(yaml.safe_load((repo / "config" / "test.yaml").read_text()), repo / "workflow" / "schemas")
+    cfg["measures"] = ["AP", "ERR_IA@20"]
+    with pytest.raises(InputError, match=r"config key measures\[1\]: 'ERR_IA@20' is a diversity measure.*"
+                                         r"collections \['dl19-pool', 'vaswani'\]"):
+        check_config(cfg)
+
+
+def test_a_trec_eval_measure_the_file_lacks_is_logged(tmp_path, caplog):
+    from irrepro.core.evaluation import import_scores
+
+    te = _w(tmp_path, "t.txt", "map 1 0.5\nP_10 1 0.1\nrunid all r\n")
+    with caplog.at_level("WARNING", logger="t3"):
+        df = import_scores("t", {"type": "trec_eval", "path": str(te), "measures": ["AP", "nDCG@10"]}, "res", None,
+                           logging.getLogger("t3"))
+    assert set(df.measure) == {"AP"}
+    assert f"imports.t.measures: ['nDCG@10'] not in {te}: no scores of them (scores of ['AP'] kept)" in caplog.text

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from irrepro.errors import InputError
 from irrepro.datasets.mirror import ARTIFACTS
-from irrepro.core.evaluation import check_measure
+from irrepro.core.evaluation import check_measures, check_trec_eval_measures
 from irrepro.core.trec import run_files, run_systems
 from irrepro.retrieval.pisa import population
 
@@ -55,8 +55,9 @@ def check_config(config: dict) -> None:
             raise InputError(f"config key collections.{cid}.docs_artifact: unknown artifact {spec['docs_artifact']!r}")
     if config.get("collections") and not population(config.get("population", {})):
         raise InputError("config key population: the grid is empty; give at least one model (bm25, dph, pl2, qld)")
-    for i, m in enumerate(config.get("measures") or []):
-        check_measure(m, f"measures[{i}]")
+    uses_global = sorted(config.get("collections", {})) + sorted(  # the ids evaluated with the global measures
+        n for n, s in config.get("imports", {}).items() if s.get("type") == "runs" and not s.get("measures"))
+    check_measures(config.get("measures") or [], "measures", uses_global)
     both = set(config.get("collections", {})) & set(config.get("imports", {}))
     if both:
         raise InputError(f"config keys collections and imports both define {sorted(both)}; ids must be unique")
@@ -73,9 +74,9 @@ def check_config(config: dict) -> None:
                 _check_source(f"{key}.matrices[{i}]", m)
         elif t == "trec_eval":
             _check_source(key, spec)
+            check_trec_eval_measures(spec.get("measures") or [], f"{key}.measures")
         elif t == "runs":
-            for i, m in enumerate(spec.get("measures") or []):
-                check_measure(m, f"{key}.measures[{i}]")
+            check_measures(spec.get("measures") or [], f"{key}.measures", [name])
             for k in ("runs", "qrels"):
                 if not spec.get(k):
                     raise InputError(f"config key {key}.{k}: a runs import needs '{k}'")

@@ -9,11 +9,14 @@ Conventions (documented for users who compare with trec_eval):
 * a judged topic that the run does not retrieve for scores 0 on every measure (trec_eval ``-c``);
 * topics the qrels do not judge are an error upstream (:func:`irrepro.core.trec.check_run_topics`);
 * ad hoc measures only: the qrels' iteration (subtopic) column is ignored, so diversity measures (alpha-nDCG,
-  ERR-IA) go through :mod:`irrepro.papers.vb.diversity`, which keeps the subtopics.
+  ERR-IA: :func:`needs_subtopics`) are refused here and go through :mod:`irrepro.papers.vb.diversity`, which keeps
+  the subtopics;
+* two names of one measure (``AP`` and ``MAP``, ``RR`` and ``MRR``) in one list are refused: ir_measures computes
+  the measure once, under one of the names.
 """
 from __future__ import annotations
 
-
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -64,12 +67,119 @@ def check_measure(name, key: str) -> None:
         raise InputError(f"config key {key}: {name!r} cannot be computed here: {why}")
 
 
-def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASURES) -> pd.DataFrame:
-    """Evaluate one run (``query_id, doc_id, score``) against qrels (``query_id, doc_id, relevance``).
+@functools.lru_cache(maxsize=None)
+def _parsed(name):
+    """The measure a name denotes: ir_measures' parsed measure, or ``("DCG", k)`` for irrepro's own ``DCG@k``."""
+    import ir_measures
 
-    Returns ``topic, measure, value`` for every judged topic x measure.
+    return _parse_custom(name) or ir_measures.parse_measure(name)
+
+
+def needs_subtopics(name) -> bool:
+    """Whether a measure is a diversity (intent-aware) measure, computed from qrels with a subtopic per judgment:
+    one that ir_measures computes with its ndeval provider (``alpha_nDCG``, ``ERR_IA``, ``NRBP``, ``P_IA``,
+    ``StRecall``, ...)."""
+    import ir_measures
+
+    m = _parsed(name)
+    return not isinstance(m, tuple) and any(p.NAME == "pyndeval" and p.supports(m)
+                                            for p in ir_measures.DefaultPipeline.providers)
+
+
+def _label(m) -> str:
+    """How a parsed measure is printed: ir_measures' name, or ``DCG@k``."""
+    return f"DCG@{m[1]}" if isinstance(m, tuple) else str(m)
+
+
+def _identity(name):
+    """What two names of one measure share: the parsed measure (the name itself where neither parses it)."""
+    try:
+        return _parsed(name)
+    except Exception:  # noqa: BLE001 - ir_measures raises NameError, ValueError, AssertionError
+        return name
+
+
+def _same_measure(names, key):
+    """Raise naming both ``key`` items when two of ``names`` denote one measure."""
+    seen = {}
+    for i, name in enumerate(names):
+        m = _identity(name)
+        if m in seen:
+            j = seen[m]
+            same = ("the same name; name a measure once" if names[j] == name else
+                    f"one measure ({_label(m)!r}), computed once under one of the names; name it once")
+            raise InputError(f"config key {key}[{i}]: {name!r} and {key}[{j}] {names[j]!r} are {same}")
+        seen[m] = i
+
+
+def check_measures(names, key: str, collections) -> None:
+    """Check a list of measures computed from runs and ad hoc qrels (config ``key``: ``measures`` or
+    ``imports.<name>.measures``; ``collections``: the ids evaluated with them): each computable
+    (:func:`check_measure`), no measure under two names, no diversity measure (:func:`needs_subtopics`)."""
+    names = list(names)
+    for i, name in enumerate(names):
+        check_measure(name, f"{key}[{i}]")
+    _same_measure(names, key)
+    for i, name in enumerate(names):
+        if needs_subtopics(name):
+            cs = sorted(collections)
+            where = (f"the qrels of collection {cs[0]!r}" if len(cs) == 1 else
+                     f"the qrels of collections {cs}" if cs else "the qrels of every collection and runs import")
+            raise InputError(f"config key {key}[{i}]: {name!r} is a diversity measure: it needs a subtopic per "
+                             f"judgment, and {where} are evaluated as ad hoc qrels (the iteration column is not a "
+                             "subtopic); diversity measures are computed by the vb paper (vb.compare_measures)")
+
+
+def check_trec_eval_measures(names, key: str) -> None:
+    """Check the ``measures`` filter of a ``trec_eval`` import (config ``key``): the score table names measures as
+    ir_measures does (:func:`irrepro.core.trec.trec_eval_measure`), so trec_eval's name (``map``) or another
+    ir_measures name of the measure (``MAP``) is refused naming the name to write (``AP``), and so is a measure
+    named twice. A name neither tool knows is kept (the file may hold it)."""
+    import ir_measures
+
+    names = list(names)
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise InputError(f"config key {key}[{i}]: a measure name is a non-empty string, got {name!r}")
+        try:
+            canonical = str(ir_measures.parse_measure(name))
+            how = "another name of"
+        except Exception:  # noqa: BLE001 - not an ir_measures name: maybe trec_eval's
+            from irrepro.core.trec import trec_eval_measure
+
+            canonical, how = trec_eval_measure(name), "trec_eval's name of"
+        if canonical != name:
+            raise InputError(f"config key {key}[{i}]: {name!r} is {how} {canonical!r}, and the score table of a "
+                             f"trec_eval import names each measure as ir_measures prints it: write {canonical!r}")
+    _same_measure(names, key)
+
+
+def _check_evaluable(measures, collection) -> None:
+    """Refuse what :func:`evaluate_run` cannot compute faithfully: a diversity measure (ad hoc qrels), a measure
+    under two names (ir_measures would fill one name and leave the other to the 0 of unretrieved topics)."""
+    where = f"the qrels of collection {collection!r} are" if collection else "qrels are"
+    seen = {}
+    for m in measures:
+        if needs_subtopics(m):
+            raise InputError(f"measure {m!r} is a diversity measure: it needs a subtopic per judgment, and {where} "
+                             "evaluated here as ad hoc qrels (the iteration column is not a subtopic); diversity "
+                             "measures are computed by irrepro.papers.vb.diversity")
+        if _parsed(m) in seen:
+            raise InputError(f"measures {seen[_parsed(m)]!r} and {m!r} are one measure ({_label(_parsed(m))!r})"
+                             f"{f' for collection {collection!r}' if collection else ''}; name it once")
+        seen[_parsed(m)] = m
+
+
+def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASURES, *,
+                 collection: str | None = None) -> pd.DataFrame:
+    """Evaluate one run (``query_id, doc_id, score``) against ad hoc qrels (``query_id, doc_id, relevance``).
+
+    Returns ``topic, measure, value`` for every judged topic x measure. A diversity measure or two names of one
+    measure are an ``InputError`` (naming ``collection`` where given).
     """
     import ir_measures
+
+    _check_evaluable(measures, collection)
 
     qrels = qrels.copy()
     qrels["relevance"] = qrels["relevance"].astype(int).clip(lower=0)
@@ -118,6 +228,7 @@ def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels
     from irrepro.core.trec import check_run_topics, read_run
 
     runs = list(runs)
+    _check_evaluable(measures, collection)
     judged = set(qrels["query_id"])
     frames = []
     for i, (system, path) in enumerate(runs, 1):
@@ -132,7 +243,7 @@ def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels
             if dropped and log is not None:
                 log.info("%s: dropped %d unjudged topic(s): %s%s", Path(path).name, len(dropped), dropped[:20],
                          " ..." if len(dropped) > 20 else "")
-        ev = evaluate_run(run, qrels, measures)
+        ev = evaluate_run(run, qrels, measures, collection=collection)
         ev["system"], ev["collection"] = system, collection
         frames.append(ev)
         if log is not None:
@@ -153,7 +264,12 @@ def import_scores(name: str, spec: dict, res, measures, log=None) -> pd.DataFram
         frames = [read_matrix_csv(source(m), collection=name, measure=m["measure"]) for m in spec["matrices"]]
         return pd.concat(frames, ignore_index=True)
     if spec["type"] == "trec_eval":
-        return read_trec_eval_q(source(spec), collection=name, measures=spec.get("measures"))
+        df = read_trec_eval_q(source(spec), collection=name, measures=spec.get("measures"))
+        lacking = [m for m in spec.get("measures") or [] if m not in set(df["measure"])]
+        if lacking and log is not None:
+            log.warning("imports.%s.measures: %s not in %s: no scores of them (scores of %s kept)", name, lacking,
+                        source(spec), sorted(df["measure"].unique()))
+        return df
     if spec["type"] == "runs":
         runs = run_systems(run_files(spec["runs"]))
         return evaluate_runs(runs, read_qrels(spec["qrels"]), spec.get("measures") or measures, name,

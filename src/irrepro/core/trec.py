@@ -2,15 +2,21 @@
 topic-by-system score matrices.
 
 Every reader validates line by line and raises :class:`irrepro.errors.InputError` naming the file, the line
-number and what was expected. Gzipped files (``.gz``) are read transparently.
+number and what was expected. Compressed files are read transparently by their ending (:data:`COMPRESSIONS`:
+``.gz``, ``.bz2``, ``.xz``, ``.zst``); a truncated or damaged one is an ``InputError`` naming the file and the line
+that could not be read.
 """
 from __future__ import annotations
 
+import bz2
+import functools
 import gzip
 import io
+import lzma
 import math
 import os
 import re
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -22,13 +28,117 @@ RUN_COLUMNS = ["query_id", "doc_id", "rank", "score", "system"]
 QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
 
 
+def _zstd_decompressor():
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+#: compressed inputs: ending -> a fresh decompressor object (``decompress``, ``eof``, ``unused_data``), one per stream
+COMPRESSIONS = {
+    ".gz": None,  # gzip.open: multi-member files and trailing zero padding as gzip(1) reads them
+    ".bz2": bz2.BZ2Decompressor,
+    ".xz": lzma.LZMADecompressor,
+    ".zst": _zstd_decompressor,
+}
+
+
+def _decompression_errors():
+    errors = [EOFError, OSError, lzma.LZMAError, zlib.error]
+    try:
+        import zstandard
+        errors.append(zstandard.ZstdError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+class _Streams(io.RawIOBase):
+    """The decompressed bytes of a file of one or more concatenated streams, strictly: a file that ends inside a
+    stream raises ``EOFError``, and bytes after the last stream that do not start a valid one raise the
+    decompressor's error (:mod:`bz2` and :mod:`lzma` files would ignore them, and ``zstandard``'s reader would end
+    a truncated frame without an error)."""
+
+    def __init__(self, path, new):
+        self._raw, self._new = open(path, "rb"), new
+        self._d, self._fed, self._pending, self._done = new(), False, b"", False
+        self._out, self._at = b"", 0  # decompressed bytes not yet returned: self._out[self._at:]
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        while self._at == len(self._out) and not self._done:
+            data = self._pending or self._raw.read(1 << 16)
+            self._pending = b""
+            if not data:
+                if self._fed and not self._d.eof:
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                self._done = True
+                break
+            self._fed = True
+            self._out, self._at = self._d.decompress(data), 0
+            if self._d.eof:  # the rest is the next stream (or bytes that are not one: its decompressor raises)
+                self._pending, self._d, self._fed = self._d.unused_data, self._new(), False
+        n = min(len(b), len(self._out) - self._at)
+        b[:n] = self._out[self._at:self._at + n]
+        self._at += n
+        return n
+
+    def close(self):
+        self._raw.close()
+        super().close()
+
+
+class _Lines:
+    """The text lines of an input file (a byte-order mark dropped, undecodable bytes replaced); a decompression
+    error while reading is an ``InputError`` naming the file and the line that could not be read."""
+
+    def __init__(self, path, suffix):
+        self.path, self.suffix = path, suffix
+        if suffix == ".zst":
+            try:
+                import zstandard  # noqa: F401 - a dependency of irrepro; absent only where it was left out
+            except ImportError:
+                raise InputError("reading a .zst file needs the zstandard package (pip install zstandard)",
+                                 path=path) from None
+        if suffix == ".gz":
+            raw = gzip.open(path, "rb")
+        elif suffix:
+            raw = io.BufferedReader(_Streams(path, COMPRESSIONS[suffix]))
+        else:
+            raw = open(path, "rb")
+        self._f = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace")  # -sig: a BOM is not part of an id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+    def __iter__(self):
+        n = 0
+        errors = _decompression_errors() if self.suffix else ()
+        while True:
+            try:
+                line = self._f.readline()
+            except errors as e:
+                raise InputError(f"cannot decompress line {n + 1} of this {self.suffix} file "
+                                 f"({type(e).__name__}: {e}): the file is truncated, damaged or not "
+                                 f"{self.suffix[1:]}-compressed; {n} line(s) were read before it", path=self.path,
+                                 line=n + 1) from None
+            if not line:
+                return
+            n += 1
+            yield line
+
+
 def _open(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
-    if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace")  # -sig: a byte-order mark is not part of the first id
+    suffix = next((s for s in COMPRESSIONS if path.lower().endswith(s)), "")
+    return _Lines(path, suffix)
 
 
 def _float(tok, path, lineno, what):
@@ -168,21 +278,37 @@ def check_run_topics(run: pd.DataFrame, qrels: pd.DataFrame, run_path=None, qrel
                          f"or set 'topics: judged' for this import", path=run_path)
 
 
-# trec_eval measure names -> ir_measures-style names used in the canonical table.
-TREC_EVAL_NAMES = {
-    "map": "AP", "P_10": "P@10", "P_20": "P@20", "P_5": "P@5", "P_30": "P@30", "P_100": "P@100",
-    "recip_rank": "RR", "ndcg": "nDCG", "ndcg_cut_10": "nDCG@10", "ndcg_cut_20": "nDCG@20", "Rprec": "Rprec",
-    "bpref": "Bpref", "recall_100": "R@100", "recall_1000": "R@1000",
-}
+@functools.lru_cache(maxsize=None)
+def trec_eval_measure(name: str) -> str:
+    """The ir_measures name of a ``trec_eval`` measure (``map`` -> ``AP``, ``P_10`` -> ``P@10``, ``recip_rank`` ->
+    ``RR``, ``ndcg_cut_10`` -> ``nDCG@10``; :func:`ir_measures.parse_trec_measure`); a name it does not map to one
+    measure (``gm_map``, a name of another tool) is kept as it is."""
+    import ir_measures
+
+    try:
+        parsed = ir_measures.parse_trec_measure(name)
+    except Exception:  # noqa: BLE001 - ValueError for names it knows but does not support, others for the rest
+        return name
+    return str(parsed[0]) if len(parsed) == 1 else name
 
 
 def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
     """Read ``trec_eval -q`` output (``measure topic value``, or ``run measure topic value`` for concatenated files)
-    into the canonical long table. The ``all`` rows (aggregates) are dropped. Measures are renamed with
-    :data:`TREC_EVAL_NAMES`; ``measures`` (canonical names) restricts the result."""
+    into the canonical long table. The ``all`` rows (aggregates) are dropped. Measures are renamed to their
+    ir_measures names (:func:`trec_eval_measure`); ``measures`` (ir_measures names) restricts the result (a
+    measure the file lacks is left out; none of them in the file is an error naming the measures it holds).
+
+    In the 3-column form a row belongs to the run whose summary follows it: ``trec_eval -q`` writes a run's
+    per-topic rows, then its ``all`` rows, ``runid all <name>`` among them, so files of several runs concatenated
+    name each run after its own ``runid``. A file without ``runid`` lines is one run named after the file (without
+    a compression ending); in a file with them, per-topic rows after the last ``runid`` line, or a ``runid`` line
+    with no per-topic rows before it, belong to no run and are an error."""
     rows = []
+    held = set()  # every per-topic measure of the file, also those filtered out
+    unnamed = []  # 3-column form: indices into rows of the rows whose run's `runid` line is still to come
+    first_unnamed = None  # line of the first per-topic row since the last `runid` line
+    named_by_runid = False
     with _open(path) as f:
-        current_run = os.path.basename(os.fspath(path))
         width = None  # (fields, line) of the first data line
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -196,7 +322,7 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
                                  line=lineno)
             if len(parts) == 3:
                 m, topic, val = parts
-                run = current_run
+                run = None
             elif len(parts) == 4:
                 run, m, topic, val = parts
             else:
@@ -206,39 +332,72 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
                 raise InputError(f"{m!r} is not a measure name (expected 'measure topic value' or "
                                  f"'run measure topic value')", path=path, line=lineno)
             if m == "runid":
-                if len(parts) == 3:
-                    current_run = val
+                if run is None:
+                    if first_unnamed is None:
+                        raise InputError(f"'runid {topic} {val}' ends a run with no per-topic rows before it: "
+                                         "trec_eval -q writes each run's per-topic rows, then its summary with "
+                                         "'runid all <name>'", path=path, line=lineno)
+                    for i in unnamed:
+                        rows[i] = (val,) + rows[i][1:]
+                    unnamed, first_unnamed, named_by_runid = [], None, True
                 continue
             if topic == "all":
                 continue
-            name = TREC_EVAL_NAMES.get(m, m)
+            name = trec_eval_measure(m)
             value = _float(val, path, lineno, "value")  # every line is checked, also those filtered out below
+            held.add(name)
+            if run is None and first_unnamed is None:
+                first_unnamed = lineno
             if measures is not None and name not in measures:
                 continue
-            rows.append((run, topic, name, value))
+            if run is None:
+                unnamed.append(len(rows))
+            rows.append((run, topic, name, value, lineno))
+    if first_unnamed is not None:
+        if named_by_runid:
+            raise InputError("per-topic rows from this line on are followed by no 'runid all <name>' line, so they "
+                             "belong to no run: trec_eval -q writes each run's summary, 'runid' included, after its "
+                             "per-topic rows (is the file truncated?)", path=path, line=first_unnamed)
+        name = os.path.basename(os.fspath(path))
+        name = next((name[:-len(c)] for c in COMPRESSIONS if name.lower().endswith(c) and len(name) > len(c)), name)
+        for i in unnamed:
+            rows[i] = (name,) + rows[i][1:]
+    if not rows and held:
+        raise InputError(f"no per-topic rows of the measures {list(measures)}; the file holds {sorted(held)} "
+                         "(measures are named as ir_measures names them: trec_eval's map is AP, P_10 is P@10, "
+                         "recip_rank is RR, ndcg_cut_10 is nDCG@10)", path=path)
     if not rows:
         raise InputError("no per-topic rows found (was trec_eval run with -q?)", path=path)
-    df = pd.DataFrame(rows, columns=["system", "topic", "measure", "value"])
+    df = pd.DataFrame(rows, columns=["system", "topic", "measure", "value", "line"])
     df["collection"] = collection
     dup = df.duplicated(["system", "topic", "measure"])
     if dup.any():
         r = df[dup].iloc[0]
-        raise InputError(f"duplicate value for run {r.system!r}, measure {r.measure!r}, topic {r.topic!r}", path=path)
+        first = df[(df.system == r.system) & (df.topic == r.topic) & (df.measure == r.measure)].line.iloc[0]
+        hint = ("" if width is None or width[0] == 4 or named_by_runid else
+                "; the file has no 'runid all <name>' line, so all its rows are one run named after the file "
+                "(trec_eval -q -m runid ... writes it)")
+        raise InputError(f"duplicate value for run {r.system!r}, measure {r.measure!r}, topic {r.topic!r} (first "
+                         f"on line {first}){hint}", path=path, line=r.line)
     return normalise_scores(df)
+
+
+#: names of a score matrix's first column that make it the topic ids, not a system (compared in lower case)
+TOPIC_COLUMNS = ("topic", "topics", "topic_id", "topicid", "qid", "query", "query_id", "queryid", "qno", "")
 
 
 def read_matrix_csv(path, collection: str, measure: str, topics=None) -> pd.DataFrame:
     """Read a topic-by-system score matrix CSV (header = system names, one row per topic, values in [0, 1] or any
-    real) into the canonical long table. If the first column is named ``topic`` (or ``qid``/``query_id``) it gives
-    the topic ids; otherwise topics are numbered 1..n in file order (Urbano's matrices are anonymised that way) or
-    taken from ``topics``."""
+    real) into the canonical long table. If the first column's name is one of :data:`TOPIC_COLUMNS` (``topic``,
+    ``qid``, ``query``, ``query_id``, ..., any case, or empty) it gives the topic ids; otherwise topics are numbered
+    1..n in file order (Urbano's matrices are anonymised that way) or taken from ``topics``."""
     with _open(path) as f:
         numbered = [(i, ln.rstrip("\r\n")) for i, ln in enumerate(f, 1)]
     numbered = [(i, ln) for i, ln in numbered if ln.strip()]  # blank lines are skipped, line numbers kept
     if len(numbered) < 2:
         raise InputError("matrix needs a header line and at least one topic row", path=path)
     header_line, header = numbered[0][0], [h.strip().strip('"').lstrip("\ufeff") for h in numbered[0][1].split(",")]
-    has_topic_col = header[0].lower() in ("topic", "qid", "query_id", "")
+    has_topic_col = header[0].lower() in TOPIC_COLUMNS
     systems = header[1:] if has_topic_col else header
     if len(set(systems)) != len(systems):
         raise InputError("duplicate system names in header", path=path, line=header_line)
@@ -271,7 +430,7 @@ def run_files(directory) -> list[Path]:
 
 
 #: file-name endings stripped from a run file's name, in this order: a compression, then a run-file extension
-RUN_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
+RUN_COMPRESSIONS = tuple(COMPRESSIONS)  # .gz .bz2 .xz .zst
 RUN_EXTENSIONS = (".run", ".trec", ".txt", ".res", ".tsv", ".out")
 SYSTEM_NAME = re.compile(r"[A-Za-z0-9._+-]+")   # the workflow's `system` wildcard
 
