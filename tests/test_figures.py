@@ -195,6 +195,11 @@ def _verify():
             (verify_figure(claims_only, "ci: 0 checks"), ["ci"])]
 
 
+def _verify_panels():
+    from irrepro.core.figures import verify_panels
+    return [(verify_panels(_verify_table(), "ci: 4 checks"), ["ci"])]
+
+
 def _cost():
     from irrepro.core.cost import plot_cost
     t = pd.DataFrame({"rule": ["a", "b", "c", "total"], "wall_s": [3.0, 2.0, 1.0, 6.0]})
@@ -228,6 +233,7 @@ def _dstudy():
 BUILDERS = {
     "irrepro.core.cost.plot_cost": _cost,
     "irrepro.core.figures.verify_figure": _verify,
+    "irrepro.core.figures.verify_panels": _verify_panels,
     "irrepro.labels.plots.agreement_figure": _labels_agreement,
     "irrepro.papers.bv.plots.fig1": _bv_fig1,
     "irrepro.papers.bv.plots.session_figs": _bv_session,

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from irrepro.core.scores import from_matrix, read_scores, to_matrix, write_scores
+from irrepro.errors import InputError
 from irrepro.core.verify import VERIFY_COLUMNS, build_verify_table, load_reference, to_markdown
 
 
@@ -47,11 +48,20 @@ def test_load_reference(tmp_path):
     assert len(load_reference(p)) == 2
 
 
-@pytest.mark.parametrize("paper", ["bv", "sampling", "vb"])
+@pytest.mark.parametrize("paper", ["bv", "sampling", "vb", "ci"])
 def test_reference_files_load_with_kinds_and_bases(paper):
     from pathlib import Path
+
+    from irrepro.core.verify import KINDS
     rows = load_reference(Path(__file__).parents[1] / f"workflow/resources/reference/{paper}.yaml")
-    assert {r.get("kind", "check") for r in rows} <= {"check", "key", "claim", "info"}
+    assert {r.get("kind", "check") for r in rows} <= set(KINDS)
+    # every explanation names the evidence function that backs it, in the paper's registry
+    import importlib
+    registry = getattr(importlib.import_module(f"irrepro.papers.{paper}.evidence"), "EVIDENCE", {}) \
+        if any(r.get("explained") for r in rows) else {}
+    for r in rows:
+        if r.get("explained"):
+            assert r.get("evidence", {}).get("fn") in registry, r["item"]
     for r in rows:  # every tolerance derived, none wide enough for the rows the issue named
         if (r.get("tolerance") or r.get("tolerance_se")) and not isinstance(r["paper"], bool):
             assert r.get("basis"), r["item"]
@@ -128,9 +138,65 @@ def test_kinds_missing_values_se_tolerance_and_scorecard():
     assert "3 x s.e. 0.1 + 0.005" in t.loc["mc", "basis"]
     assert t.loc["i", "ok"] is None and t.loc["c_expl", "note"].startswith("explained: paper typo")
     c = scorecard(t.reset_index(), "p")
-    assert c == {"paper": "p", "checks": 6, "reproduced": 2, "differs_explained": 1, "differs_unexplained": 1,
-                 "not_reproducible": 2, "claims": 1, "claims_hold": 0, "keys": 1, "info": 1}
-    assert scorecard_line(c).startswith("6 checks: 2 reproduced, 1 differ (explained), 1 differ (unexplained)")
+    # an explanation without computed evidence is unexplained: a note alone never explains
+    assert t.loc["c_expl", "verdict"] == "unexplained"
+    assert c == {"paper": "p", "checks": 6, "reproduced": 2, "explained": 0, "unexplained": 2,
+                 "not_reproducible": 2, "cross_checks": 0, "cross_checks_agree": 0, "claims": 1, "claims_hold": 0,
+                 "keys": 1, "info": 1}
+    assert scorecard_line(c).startswith("6 checks: 2 reproduced, 0 explained, 2 unexplained, 2 not reproducible")
+
+
+def test_explained_only_when_computed_evidence_holds_the_paper_value():
+    """The rule: explained when the paper's value lies in [low - tol, high + tol] (against the paper), or, for a
+    paper inconsistency (against ours), when ours lies there and the paper's printed value does not."""
+    from irrepro.core.verify import scorecard
+    ev = {"low": 1.9, "high": 2.1, "how": "h", "against": "paper"}
+    ref = [
+        {"item": "in", "paper": 2.0, "tolerance": 0.01, "basis": "b", "explained": "x", "evidence_result": ev},
+        {"item": "edge", "paper": 2.105, "tolerance": 0.01, "basis": "b", "explained": "x", "evidence_result": ev},
+        {"item": "out", "paper": 2.2, "tolerance": 0.01, "basis": "b", "explained": "x", "evidence_result": ev},
+        {"item": "err", "paper": 2.0, "explained": "x", "evidence_result": {"error": "no matrix"}},
+        {"item": "typo", "paper": 0.0646, "explained": "x",
+         "evidence_result": {"low": 0.0676, "high": 0.0676, "against": "reproduced"}},
+        {"item": "typo_self", "paper": 0.0676, "explained": "x",
+         "evidence_result": {"low": 0.0676, "high": 0.0676, "against": "reproduced"}},
+        {"item": "xc", "kind": "cross-check", "paper": 0.0, "tolerance": 0.1, "basis": "b"},
+        {"item": "xc_bad", "kind": "cross-check", "paper": 0.0, "tolerance": 0.1, "basis": "b"},
+    ]
+    got = {"in": 3.0, "edge": 3.0, "out": 3.0, "err": 3.0, "typo": 0.0676, "typo_self": 0.07, "xc": 0.05,
+           "xc_bad": 0.5}
+    t = build_verify_table(ref, got).set_index("item")
+    assert t["verdict"].to_dict() == {"in": "explained", "edge": "explained", "out": "unexplained",
+                                      "err": "unexplained", "typo": "explained", "typo_self": "unexplained",
+                                      "xc": "agrees", "xc_bad": "disagrees"}
+    assert t.loc["in", "evidence_low"] == 1.9 and t.loc["in", "evidence_high"] == 2.1
+    assert "compared with the paper" in t.loc["in", "evidence"] and t.loc["err", "evidence"] == "no matrix"
+    c = scorecard(t.reset_index())
+    assert (c["checks"], c["reproduced"], c["explained"], c["unexplained"]) == (6, 0, 3, 3)
+    assert (c["cross_checks"], c["cross_checks_agree"]) == (2, 1)
+
+
+def test_reference_never_sets_evidence_values(tmp_path):
+    from irrepro.core.verify import check_reference
+    with pytest.raises(InputError, match="evidence_low is computed"):
+        check_reference([{"item": "a", "paper": 1.0, "explained": "x", "evidence_low": 0.9}], "ref.yaml")
+    with pytest.raises(InputError, match="evidence must be a mapping with 'fn'"):
+        check_reference([{"item": "a", "paper": 1.0, "explained": "x", "evidence": "topic_subsets"}], "ref.yaml")
+
+
+def test_attach_evidence_calls_the_registry_and_keeps_errors():
+    from irrepro.core.verify import attach_evidence
+
+    def reading(row, data, values, scale):
+        if "m" not in data:
+            raise InputError("no matrix")
+        return {"low": data["m"] * scale, "high": data["m"] * scale, "how": "m x scale", "against": "paper"}
+    rows = [{"item": "a", "paper": 1.0, "explained": "x", "evidence": {"fn": "reading", "scale": 2}},
+            {"item": "b", "paper": 1.0, "explained": "x", "evidence": {"fn": "nope"}}]
+    got = attach_evidence(rows, {"reading": reading}, {"m": 0.5})
+    assert got[0]["evidence_result"]["low"] == 1.0 and "no evidence function 'nope'" in got[1]["evidence_result"][
+        "error"]
+    assert "no matrix" in attach_evidence(rows, {"reading": reading}, {})[0]["evidence_result"]["error"]
 
 
 def test_scorecard_reads_the_csv_back(tmp_path):
@@ -163,3 +229,23 @@ def test_sampling_hook_keeps_only_configured_data_and_every_configured_row():
     t = verify_paper("sampling", ref, {"true/OPT": 284.4}, {"systems": ["OPT"], "collections": ["vaswani"]})
     assert t["item"].tolist() == ["true/OPT", "claim/u_hat_unbiased", "vaswani/claim/u_hat_unbiased"]
     assert t["ok"].tolist() == [True, False, False]  # configured but not computed: a row, never a silence
+
+
+def test_verify_panels_keep_a_normal_size_with_one_panel_per_table(tmp_path):
+    """verify.png: one panel per table (the item's first part), cells by verdict; a long table is split into panels
+    and the figure keeps a normal size (a 300-row table was a 1366 x 4803 px strip before)."""
+    from PIL import Image
+
+    from irrepro.core.figures import save, verify_panels
+    ref = [{"item": f"table9/c{i}/col{j}", "paper": 0.5, "tolerance": 0.01, "basis": "b"}
+           for i in range(40) for j in range(6)]
+    ref += [{"item": f"table8/r{i}/x", "paper": 1.0} for i in range(8)] + [{"item": "true/OPT", "paper": 1.0}]
+    t = build_verify_table(ref, {r["item"]: 0.5 for r in ref})
+    fig = verify_panels(t, "p")
+    titles = [a.get_title(loc="left") for a in fig.axes if a.get_title(loc="left")]
+    assert titles == ["table9 (1)", "table9 (2)", "table8", "items"]
+    w, h = fig.get_size_inches()
+    assert w == 16 and h <= 22
+    save(fig, tmp_path / "v.pdf", tmp_path / "v.png")
+    W, H = Image.open(tmp_path / "v.png").size
+    assert W < 2600 and H < 3400

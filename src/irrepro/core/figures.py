@@ -130,3 +130,84 @@ def verify_figure(table, title: str = ""):
     fig.suptitle(title, fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))  # 0.3 in at the top for the suptitle
     return fig
+
+
+VERDICT_COLOURS = {"reproduced": "#4daf4a", "explained": "#ff9f1c", "unexplained": "#e41a1c",
+                   "not reproducible": "#bdbdbd", "agrees": "#377eb8", "disagrees": "#984ea3", "not computed": "#bdbdbd",
+                   "holds": "#a6d96a", "fails": "#7f0000", "": "#f0f0f0"}
+
+
+def verify_panels(table, title: str = "", max_rows: int = 24):
+    """A verify table as one panel per table or group of rows (the item's first path part; items of two parts
+    form one group), each a grid of cells coloured by the row's ``verdict``: rows are the item's middle parts
+    (e.g. the collection), columns its last part (e.g. the column of the table). A cell of a numeric ``check`` row
+    is annotated with ours - the paper's. A group with more than ``max_rows`` rows is split into panels. The
+    figure keeps a normal size (about 16 inches wide) whatever the number of rows."""
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    t = table[table["paper"].notna()] if "paper" in table else table
+    deep = {str(i).split("/")[0] for i in t["item"] if str(i).count("/") >= 2}
+    groups = {}
+    for r in t.itertuples(index=False):
+        parts = str(r.item).split("/")
+        if len(parts) > 2 or parts[0] in deep:  # e.g. table9/<collection>/<column>, table2/<cell>
+            g, row, col = parts[0], "/".join(parts[1:-1]) or "-", parts[-1]
+        else:  # e.g. true/<system>: one group, a row per first part
+            g, row, col = "", parts[0] if len(parts) == 2 else "-", parts[-1]
+        groups.setdefault(g, {}).setdefault(row, {})[col] = r
+    panels = []
+    for g, rows in groups.items():
+        names = list(rows)
+        for k in range(0, len(names), max_rows):
+            chunk = names[k:k + max_rows]
+            label = g or "items"
+            panels.append((label + (f" ({k // max_rows + 1})" if len(names) > max_rows else ""),
+                           {n: rows[n] for n in chunk}))
+    if not panels:
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.text(0.5, 0.5, "no rows", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    ncols = 2 if len(panels) > 1 else 1
+    nrows = math.ceil(len(panels) / ncols)
+    heights = [max(len(p[1]) for p in panels[i * ncols:(i + 1) * ncols]) + 4 for i in range(nrows)]
+    fig, axes = plt.subplots(nrows, ncols, figsize=(16, min(22, 1.2 + 0.28 * sum(heights))), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax in axes.flat[len(panels):]:
+        ax.set_axis_off()
+    for ax, (name, rows) in zip(axes.flat, panels):
+        cols = list(dict.fromkeys(c for r in rows.values() for c in r))
+        for i, rname in enumerate(rows):
+            for j, c in enumerate(cols):
+                r = rows[rname].get(c)
+                if r is None:
+                    continue
+                v = "" if r.verdict is None or (isinstance(r.verdict, float) and math.isnan(r.verdict)) \
+                    else str(r.verdict)
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, color=VERDICT_COLOURS.get(v, "#f0f0f0"), ec="white"))
+                ours, paper = _num(r.reproduced), _num(r.paper)
+                if str(r.kind) in ("check", "cross-check", "nan") and ours is not None and paper is not None \
+                        and math.isfinite(ours - paper):
+                    ax.text(j + 0.5, i + 0.5, f"{ours - paper:+.2g}", ha="center", va="center", fontsize=6)
+        ax.set_xlim(0, max(len(cols), 1))
+        ax.set_ylim(len(rows), 0)
+        ax.set_xticks([j + 0.5 for j in range(len(cols))], [c[:24] for c in cols], rotation=35, ha="right",
+                      fontsize=7)
+        ax.set_yticks([i + 0.5 for i in range(len(rows))], [n[:32] for n in rows], fontsize=7)
+        ax.set_title(name, fontsize=9, loc="left")
+        ax.tick_params(length=0)
+        for s in ax.spines.values():
+            s.set_visible(False)
+    used = {str(v) for v in t["verdict"].fillna("")} if "verdict" in t else set()
+    handles = [Patch(color=c, label=v or "no verdict (key, info)") for v, c in VERDICT_COLOURS.items() if v in used]
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 6), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.suptitle(title + "\ncells: ours - paper's value", fontsize=10, y=1.04)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig

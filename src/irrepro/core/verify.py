@@ -4,13 +4,20 @@ Reference numbers and tolerances live in ``workflow/resources/reference/<paper>.
 written flat, as here, or grouped (:func:`load_reference`)::
 
     - item: table9/adhoc1996/AP        # the table or figure and the cell
-      kind: check                       # check (default) | key | claim | info, see KINDS
+      kind: check                       # check (default) | cross-check | key | claim | info, see KINDS
       data: trec5-adhoc                 # which data the reproduction used
       paper: 0.0613                     # the paper's number (or true/false for a qualitative claim)
       tolerance: 0.00005                # |reproduced - paper| <= tolerance  => ok
       basis: "half a unit of the printed 4 decimals"   # where the tolerance comes from (required if > 0)
       note: "..."                       # context
       explained: "..."                  # why the row is known to differ (a data difference, a paper typo ...)
+      evidence: {fn: missing_topics, missing: 2}   # the function of irrepro.papers.<paper>.evidence backing it
+
+An explanation is a verdict that can fail: the row is ``explained`` only when the evidence its ``evidence`` entry
+names, computed from the run's inputs (:func:`attach_evidence`), meets it (:func:`evidence_meets`: the paper's
+value within [evidence_low - tolerance, evidence_high + tolerance], or for a paper inconsistency ours within and
+the paper's printed value outside); otherwise, or without evidence, it is ``unexplained``. Evidence values are
+never written in the reference file.
 
 A row may give ``tolerance_se: k``: the tolerance is then k times the standard error that the reproduced value
 carries (``{"value": x, "se": s}``, k s.e. of our own Monte-Carlo replicates) plus the row's ``tolerance`` if any
@@ -18,7 +25,8 @@ carries (``{"value": x, "se": s}``, k s.e. of our own Monte-Carlo replicates) pl
 
 The paper's scripts compute ``reproduced``: a mapping ``item -> value`` (a number, a bool, None for a cell that
 could not be computed, or a dict with ``value`` and ``note``/``data``/``se``). :func:`build_verify_table` joins
-them into :data:`VERIFY_COLUMNS`; :func:`scorecard` counts what can fail.
+them into :data:`VERIFY_COLUMNS` with a ``verdict`` per row (:func:`row_verdict`, VERDICTS_TEXT); :func:`scorecard`
+counts the verdicts.
 """
 from __future__ import annotations
 
@@ -30,14 +38,39 @@ import yaml
 
 from irrepro.errors import InputError
 
-VERIFY_COLUMNS = ["item", "kind", "data", "paper", "reproduced", "difference", "tolerance", "basis", "ok", "note"]
-# check: an independent comparison that can fail (counted); key: used to match data, never evidence (its ok is
-# shown, never counted); claim: a qualitative statement of the paper tested on our data (counted apart); info:
-# context, no verdict.
-KINDS = ("check", "key", "claim", "info")
+VERIFY_COLUMNS = ["item", "kind", "data", "paper", "reproduced", "difference", "tolerance", "basis", "ok", "verdict",
+                  "evidence_low", "evidence_high", "evidence", "note"]
+# check: an independent comparison of ours with the paper's number that can fail (counted); cross-check: our
+# computation against another implementation on our own data (counted apart, never "reproduced"); key: used to
+# match data, never evidence (its ok is shown, never counted); claim: a qualitative statement of the paper tested
+# on our data (counted apart); info: context, no verdict.
+KINDS = ("check", "cross-check", "key", "claim", "info")
 EXPLAINED = "explained: "
-SCORECARD_COLUMNS = ["paper", "checks", "reproduced", "differs_explained", "differs_unexplained",
-                     "not_reproducible", "claims", "claims_hold", "keys", "info"]
+# The verdict of a row (column ``verdict``), one per kind of row; see :func:`row_verdict` and VERDICTS_TEXT.
+REPRODUCED, EXPLAINED_V, UNEXPLAINED, NOT_REPRODUCIBLE = "reproduced", "explained", "unexplained", "not reproducible"
+AGREES, DISAGREES, NOT_COMPUTED = "agrees", "disagrees", "not computed"
+HOLDS, FAILS = "holds", "fails"
+# what evidence is compared with: the paper's number (a reading, a data difference, a copied cell) or ours (a paper
+# inconsistency: the paper's own inputs under its own formula give our number, not its printed one)
+AGAINST = ("paper", "reproduced")
+SCORECARD_COLUMNS = ["paper", "checks", "reproduced", "explained", "unexplained", "not_reproducible",
+                     "cross_checks", "cross_checks_agree", "claims", "claims_hold", "keys", "info"]
+VERDICTS_TEXT = (
+    "Each `check` row (a number of the paper against ours) earns one verdict:\n\n"
+    "- **reproduced**: |ours - paper| <= the row's tolerance (its `basis` says where the tolerance comes from).\n"
+    "- **explained**: not reproduced, but the row's explanation is backed by a number computed by code of the "
+    "paper's package from this run's inputs (`evidence_low`..`evidence_high`; `evidence` says how), and that number "
+    "meets it: for an alternative reading, a data difference (the range the difference can cause, measured by "
+    "resampling the public data) or a copied cell, the paper's value lies in [evidence_low - tolerance, "
+    "evidence_high + tolerance]; for a paper inconsistency (the value the paper's own printed inputs give under its "
+    "own formula), ours lies in that interval and the paper's printed value does not.\n"
+    "- **unexplained**: not reproduced, and no computed evidence meets the explanation (a note alone never "
+    "explains).\n"
+    "- **not reproducible**: no value of ours (the data is not public, or the cell could not be computed).\n\n"
+    "`cross-check` rows compare our computation with another implementation on our own data (e.g. our DCG@10 "
+    "against ir_measures): they **agree** or **disagree** and are counted apart, never as reproduced. `claim` rows "
+    "(a qualitative statement of the paper tested on our data) **hold** or **fail**, counted apart. `key` rows "
+    "(used to match data) and `info` rows (context) get no verdict.\n")
 
 
 def load_reference(path) -> list[dict]:
@@ -73,10 +106,23 @@ def check_reference(rows: list, where="reference") -> None:
         kind = row.get("kind", "check")
         if kind not in KINDS:
             raise InputError(f"item {row['item']!r}: unknown kind {kind!r} (one of {', '.join(KINDS)})", path=where)
+        for k in ("evidence_low", "evidence_high"):
+            if k in row:
+                raise InputError(f"item {row['item']!r}: {k} is computed from the run's inputs by the evidence "
+                                 "function the row names (evidence: {fn: ...}), never written in the reference",
+                                 path=where)
+        ev = row.get("evidence")
+        if ev is not None and not (isinstance(ev, Mapping) and isinstance(ev.get("fn"), str)):
+            raise InputError(f"item {row['item']!r}: evidence must be a mapping with 'fn' (the name of an evidence "
+                             f"function of the paper's package) and its arguments, got {ev!r}", path=where)
+        if ev is not None and not row.get("explained"):
+            raise InputError(f"item {row['item']!r}: evidence without an 'explained' text (say what it shows)",
+                             path=where)
         tol = row.get("tolerance", 0) or 0
         if isinstance(row["paper"], bool):  # a true/false claim has no tolerance
             continue
-        if kind in ("check", "claim") and (tol > 0 or row.get("tolerance_se")) and not row.get("basis"):
+        if kind in ("check", "cross-check", "claim") and (tol > 0 or row.get("tolerance_se")) \
+                and not row.get("basis"):
             raise InputError(f"item {row['item']!r}: tolerance {row.get('tolerance', '')}"
                              f"{' tolerance_se ' + str(row['tolerance_se']) if row.get('tolerance_se') else ''}"
                              " without a 'basis' (say where it comes from: printed precision, k s.e. of our "
@@ -107,6 +153,72 @@ def _join(*parts) -> str:
     return "; ".join(str(p) for p in parts if p)
 
 
+def row_verdict(kind: str, ok: bool | None, has_value: bool, explained: bool = False,
+                evidence: Mapping[str, Any] | None = None, paper=None, reproduced=None, tol=None) -> str:
+    """The verdict of one row (see VERDICTS_TEXT): ``check`` rows are reproduced (``ok``), not reproducible (no
+    value), explained (an ``explained`` row whose computed ``evidence`` ``{"low", "high", "against"}`` meets it:
+    :func:`evidence_meets`) or unexplained; ``cross-check`` rows agree / disagree / not computed; ``claim`` rows
+    hold / fail; ``key`` and ``info`` rows none ("")."""
+    if kind in ("key", "info"):
+        return ""
+    if kind == "claim":
+        return HOLDS if ok else FAILS
+    if kind == "cross-check":
+        return NOT_COMPUTED if not has_value else AGREES if ok else DISAGREES
+    if ok:
+        return REPRODUCED
+    if not has_value:
+        return NOT_REPRODUCIBLE
+    if explained and evidence_meets(evidence, paper, reproduced, tol):
+        return EXPLAINED_V
+    return UNEXPLAINED
+
+
+def evidence_meets(evidence: Mapping[str, Any] | None, paper, reproduced, tol=None) -> bool:
+    """Whether computed evidence backs an explanation (pure). ``evidence["against"] == "paper"`` (a reading, a
+    data difference, a copied cell): the paper's value lies in [low - tol, high + tol]. ``"reproduced"`` (a paper
+    inconsistency: the value its own printed inputs give): ours lies in that interval and the paper's does not.
+    No evidence, or a low/high that is not a finite number: False."""
+    if not evidence or not _is_number(paper):
+        return False
+    lo, hi = evidence.get("low"), evidence.get("high")
+    if not (_is_number(lo) and _is_number(hi)) or not (math.isfinite(lo) and math.isfinite(hi)):
+        return False
+    t = float(tol or 0.0) + 1e-12
+
+    def inside(x):
+        return _is_number(x) and lo - t <= float(x) <= hi + t
+    if evidence.get("against", "paper") == "reproduced":
+        return inside(reproduced) and not inside(paper)
+    return inside(paper)
+
+
+def attach_evidence(reference: list[Mapping[str, Any]], registry: Mapping[str, Any], data: Mapping[str, Any],
+                    values: Mapping[str, Any] | None = None) -> list[dict]:
+    """Compute the evidence of every reference row that names one (``evidence: {fn: name, <args>}``): the
+    function ``registry[name](row, data, values, **args)`` of the paper's package returns ``{"low", "high",
+    "how", "against"}`` from this run's inputs ``data`` (matrices, tables) and computed ``values``. The result is
+    the row's ``evidence_result``; an unknown name or an ``InputError`` of the function is kept as
+    ``{"error": reason}`` (the row is then unexplained, with the reason in its note), never raised away silently."""
+    out = []
+    for ref in reference:
+        r = dict(ref)
+        spec = r.get("evidence")
+        if spec:
+            args = {k: v for k, v in spec.items() if k != "fn"}
+            fn = registry.get(spec["fn"])
+            if fn is None:
+                r["evidence_result"] = {"error": f"no evidence function {spec['fn']!r} "
+                                                 f"(known: {', '.join(sorted(registry)) or 'none'})"}
+            else:
+                try:
+                    r["evidence_result"] = dict(fn(r, data or {}, values or {}, **args))
+                except InputError as e:
+                    r["evidence_result"] = {"error": f"evidence {spec['fn']} not computed: {e}"}
+        out.append(r)
+    return out
+
+
 def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[str, Any]) -> pd.DataFrame:
     """Compare reference rows with reproduced values; one output row per reference row, in reference order.
 
@@ -115,8 +227,10 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
     "not reproduced"). Numeric rows are ok when ``|reproduced - paper| <= tolerance`` (0 if absent, i.e. exact;
     ``tolerance_se: k`` = k times the value's ``se``). Boolean rows (qualitative claims) are ok when the claim as
     reproduced equals the paper's. ``info`` rows get no verdict (``ok`` empty). A row's ``explained`` text is
-    put first in its note as ``explained: ...`` (see :func:`scorecard`). Reproduced items without a reference row
-    are appended as ``info`` with an empty paper value so nothing computed is hidden.
+    put first in its note as ``explained: ...``; its computed evidence (``evidence_result``, see
+    :func:`attach_evidence`) fills ``evidence_low``, ``evidence_high`` and ``evidence``, and ``verdict`` is
+    :func:`row_verdict`: an explanation without evidence that meets it is unexplained. Reproduced items without a
+    reference row are appended as ``info`` with an empty paper value so nothing computed is hidden.
     """
     rows = []
     seen = set()
@@ -146,22 +260,34 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
                 tol, note = None, _join(note, "no standard error reproduced for its tolerance")
             else:
                 tol = None
-        verdict = (lambda ok: None) if kind == "info" else bool
-        if val is None or (_is_number(val) and math.isnan(val)):
-            rows.append([item, kind, data, paper, None, None, tol, basis, verdict(False),
+        ev = ref.get("evidence_result")
+        ev_cols = [None, None, ""]
+        if ref.get("explained") and kind == "check":
+            if ev and "error" not in ev:
+                against = "ours" if ev.get("against") == "reproduced" else "the paper's value"
+                ev_cols = [ev.get("low"), ev.get("high"), _join(ev.get("how", ""), f"compared with {against}")]
+            else:
+                ev_cols[2] = (ev or {}).get("error") or "no evidence computed for this explanation"
+        has_value = not (val is None or (_is_number(val) and math.isnan(val)))
+        if not has_value:
+            ok = None if kind == "info" else False
+            rows.append([item, kind, data, paper, None, None, tol, basis, ok,
+                         row_verdict(kind, False, False), *ev_cols,
                          _join(note, "" if isinstance(reproduced.get(item), Mapping)
                                and reproduced[item].get("note") else "not reproduced")])
             continue
         if isinstance(paper, bool) or isinstance(val, bool):
             ok = bool(val) == bool(paper)
-            rows.append([item, kind, data, paper, bool(val), None, None, basis, verdict(ok), note])
+            val, diff, tol = bool(val), None, None
         elif _is_number(paper) and _is_number(val):
             diff = float(val) - float(paper)
             ok = tol is not None and abs(diff) <= float(tol) + 1e-12
-            rows.append([item, kind, data, paper, float(val), diff, tol, basis, verdict(ok), note])
+            val = float(val)
         else:
-            ok = str(val) == str(paper)
-            rows.append([item, kind, data, paper, val, None, tol, basis, verdict(ok), note])
+            ok, diff = str(val) == str(paper), None
+        verdict = row_verdict(kind, ok, True, bool(ref.get("explained")), ev, paper, val, tol)
+        rows.append([item, kind, data, paper, val, diff, tol, basis, None if kind == "info" else ok, verdict,
+                     *ev_cols, note])
     for item, val in reproduced.items():
         if item in seen:
             continue
@@ -170,7 +296,7 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
             data = val.get("data", "")
             note = _join(val.get("note", ""), note)
             val = val.get("value")
-        rows.append([item, "info", data, None, val, None, None, "", None, note])
+        rows.append([item, "info", data, None, val, None, None, "", None, "", None, None, "", note])
     return pd.DataFrame(rows, columns=VERIFY_COLUMNS)
 
 
@@ -184,31 +310,28 @@ def _truth(x) -> bool | None:
 
 
 def scorecard(table: pd.DataFrame, paper: str = "") -> dict:
-    """Counts of one verify table (pure; the table as built or as read back from ``verify.csv``). Over ``check``
-    rows only: ``reproduced`` (ok), ``differs_explained`` (not ok, a value, and a note starting ``explained:``:
-    the reference row's ``explained`` field), ``differs_unexplained`` (not ok, a value, no explanation) and
-    ``not_reproducible`` (no value: the data is not public, or the cell could not be computed). ``claims`` and
-    ``claims_hold`` count ``claim`` rows apart; ``keys`` and ``info`` rows are never counted as evidence."""
-    t = table.copy()
-    kind = t["kind"].fillna("check") if "kind" in t else pd.Series("check", index=t.index)
-    ok = t["ok"].map(_truth)
-    missing = t["reproduced"].isna() | t["reproduced"].astype(str).str.strip().eq("")
-    explained = t["note"].fillna("").astype(str).str.startswith(EXPLAINED.strip())
-    chk = kind.eq("check")
-    cl = kind.eq("claim")
+    """Counts of one verify table (pure; the table as built or as read back from ``verify.csv``), from its
+    ``verdict`` column (:func:`row_verdict`): over ``check`` rows ``reproduced``, ``explained`` (computed evidence
+    meets the explanation), ``unexplained`` and ``not_reproducible``; ``cross_checks`` / ``cross_checks_agree``,
+    ``claims`` / ``claims_hold`` apart; ``keys`` and ``info`` rows are never counted as evidence."""
+    kind = table["kind"].fillna("check") if "kind" in table else pd.Series("check", index=table.index)
+    v = table["verdict"].fillna("").astype(str) if "verdict" in table else pd.Series("", index=table.index)
+    chk, xc, cl = kind.eq("check"), kind.eq("cross-check"), kind.eq("claim")
     return {"paper": paper, "checks": int(chk.sum()),
-            "reproduced": int((chk & ok.eq(True)).sum()),
-            "differs_explained": int((chk & ~ok.eq(True) & ~missing & explained).sum()),
-            "differs_unexplained": int((chk & ~ok.eq(True) & ~missing & ~explained).sum()),
-            "not_reproducible": int((chk & ~ok.eq(True) & missing).sum()),
-            "claims": int(cl.sum()), "claims_hold": int((cl & ok.eq(True)).sum()),
+            "reproduced": int((chk & v.eq(REPRODUCED)).sum()),
+            "explained": int((chk & v.eq(EXPLAINED_V)).sum()),
+            "unexplained": int((chk & v.eq(UNEXPLAINED)).sum()),
+            "not_reproducible": int((chk & v.eq(NOT_REPRODUCIBLE)).sum()),
+            "cross_checks": int(xc.sum()), "cross_checks_agree": int((xc & v.eq(AGREES)).sum()),
+            "claims": int(cl.sum()), "claims_hold": int((cl & v.eq(HOLDS)).sum()),
             "keys": int(kind.eq("key").sum()), "info": int(kind.eq("info").sum())}
 
 
 def scorecard_line(c: Mapping[str, Any]) -> str:
     """One line of a :func:`scorecard`: what can fail, and how it came out."""
-    return (f"{c['checks']} checks: {c['reproduced']} reproduced, {c['differs_explained']} differ (explained), "
-            f"{c['differs_unexplained']} differ (unexplained), {c['not_reproducible']} not reproducible; "
+    return (f"{c['checks']} checks: {c['reproduced']} reproduced, {c['explained']} explained, "
+            f"{c['unexplained']} unexplained, {c['not_reproducible']} not reproducible; "
+            f"{c['cross_checks_agree']} of {c['cross_checks']} cross-checks agree; "
             f"{c['claims_hold']} of {c['claims']} claims hold")
 
 
@@ -271,37 +394,43 @@ def expand_reference(reference: list[Mapping[str, Any]], combos) -> list[dict]:
 
 
 def verify_paper(paper: str, reference: list[Mapping[str, Any]], values: Mapping[str, Any],
-                 context: Mapping[str, Any] | None = None) -> pd.DataFrame:
+                 context: Mapping[str, Any] | None = None, data: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """The verify table of one paper: its ``prepare`` hook (``irrepro.papers.<paper>.verify.prepare(reference,
     values, context) -> (reference, values)``, if the paper has one: matching anonymised systems, expanding
-    templated rows ...), then :func:`build_verify_table`."""
+    templated rows ...), then the evidence of its explained rows (:func:`attach_evidence` with the registry
+    ``irrepro.papers.<paper>.evidence.EVIDENCE``, if any, on ``data``: the run's inputs the evidence is computed
+    from, plus ``reference``, the paper's rows as given), then :func:`build_verify_table`."""
     import importlib
 
-    try:
-        hook = importlib.import_module(f"irrepro.papers.{paper}.verify")
-    except ModuleNotFoundError as e:
-        if not f"irrepro.papers.{paper}.verify".startswith(str(e.name)):
-            raise
-        hook = None
+    def module(name):
+        try:
+            return importlib.import_module(f"irrepro.papers.{paper}.{name}")
+        except ModuleNotFoundError as e:
+            if not f"irrepro.papers.{paper}.{name}".startswith(str(e.name)):
+                raise
+            return None
+
+    data = {"reference": list(reference), **(data or {})}  # the paper's printed numbers, before any hook
+    hook = module("verify")
     if hook is not None:
         reference, values = hook.prepare(list(reference), dict(values), dict(context or {}))
+    ev = module("evidence")
+    reference = attach_evidence(list(reference), getattr(ev, "EVIDENCE", {}), data, values)
     return build_verify_table(reference, values)
 
 
 def summary_markdown(tables: Mapping[str, pd.DataFrame], counts: pd.DataFrame) -> str:
-    """``results/<version>/verify.md``: the scorecard of every paper (``check`` rows only; claims apart), then per
-    paper its one-line scorecard and every ``check`` / ``claim`` row that is not ok."""
-    out = ["# Verify: the papers' numbers against ours\n",
-           "Counted over `check` rows only (an independent comparison that can fail): **reproduced** (within the "
-           "row's stated tolerance), **differs, explained** (a documented data difference or paper inconsistency, "
-           "the note starts with `explained:`), **differs, unexplained**, **not reproducible** (no value: data not "
-           "public, or the cell could not be computed). `key` rows (used to match data) and `info` rows are never "
-           "counted; claims are counted apart.\n", to_markdown(counts), ""]
+    """``results/<version>/verify.md``: what each verdict means and how a row earns it (VERDICTS_TEXT), the
+    scorecard of every paper, then per paper its one-line scorecard and every ``check`` row that is not
+    reproduced (explained ones with their evidence), every cross-check that disagrees and every claim that fails."""
+    out = ["# Verify: the papers' numbers against ours\n", VERDICTS_TEXT, to_markdown(counts), ""]
     for paper, t in tables.items():
         c = counts.set_index("paper").loc[paper].to_dict() | {"paper": paper}
         kind = t["kind"].fillna("check")
-        ok = t["ok"].map(_truth)
-        bad = t[kind.isin(["check", "claim"]) & ~ok.eq(True)]
+        v = t["verdict"].fillna("").astype(str)
+        bad = t[(kind.eq("check") & ~v.eq(REPRODUCED)) | (kind.eq("cross-check") & ~v.eq(AGREES))
+                | (kind.eq("claim") & ~v.eq(HOLDS))]
         out.append(f"## {paper}\n\n{scorecard_line(c)} (`{paper}/verify.csv`).\n")
-        out.append(to_markdown(bad) if len(bad) else "Every check and claim within tolerance.\n")
+        out.append(to_markdown(bad) if len(bad) else "Every check reproduced, every cross-check agrees and every "
+                   "claim holds.\n")
     return "\n".join(out)

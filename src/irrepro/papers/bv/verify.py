@@ -24,7 +24,8 @@ def match_table8(rows: list[Mapping[str, Any]], systems: list[Mapping[str, Any]]
             best = min(systems, key=lambda s: abs(s["var_x"] - r["paper"]))
             for key in TABLE8_COLUMNS:
                 values[f"table8/{parts[1]}/{key}"] = {
-                    "value": best[key], "note": f"matched to anonymised {best['system']} by Var(x_i)"}
+                    "value": best[key], "note": f"matched to anonymised {best['system']} by Var(x_i)",
+                    "system": best["system"]}
     return values
 
 

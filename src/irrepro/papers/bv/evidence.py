@@ -1,0 +1,306 @@
+"""Evidence behind the bias-variance papers' explained verify rows (``workflow/resources/reference/bv.yaml``).
+
+An explained row names one of these functions (``evidence: {fn: <name>, <arguments>}``);
+:func:`irrepro.core.verify.attach_evidence` calls it as ``fn(row, data, values, **arguments)`` and the row is
+explained only when the returned interval meets the rule of :func:`irrepro.core.verify.evidence_meets`. ``data``
+holds the run's inputs: ``matrices`` (collection -> systems x topics array, the public score matrix of the row's
+measure), ``table9`` (the ``bv.table9`` settings), ``seed`` (``bv.seed``) and ``reference`` (every reference row:
+the paper's own printed numbers). Each function returns ``{"low", "high", "how", "against"}``:
+
+* :func:`missing_topics` (a data difference: the paper's topic set had topics the public matrix lacks): the cell
+  over 50-topic matrices made of the public topics plus the missing ones at random positions;
+* :func:`run_resamples` (a data difference: the paper's run set differs): the cell over run sets of the public
+  size drawn with replacement from the public runs (a system bootstrap);
+* :func:`tie_orders` (an ambiguous order: tied per-topic maxima make "hardest first" not unique): the cell over
+  random orders of the tied topics;
+* :func:`copied_cell` (a transcription: the printed cell repeats another printed cell): that cell's printed value;
+* :func:`own_identity` (a paper inconsistency: the paper's own printed cells of the row, under its own identity
+  Bias^2 + Var = total or Eq. 16, give another value than the printed one): that value, compared with ours.
+
+Monte-Carlo ranges are the central ``coverage`` quantiles of the resamples (0.99: the 0.5-99.5% range, wide enough
+to hold the cell the difference can cause without resting on a single extreme resample); enumerations of possible
+readings (tie orders, positions of missing topics) use min-max (``coverage: 1``): each resample is a reading the
+paper could have used. Resampling is vectorised over resamples (numpy stacks, no per-resample Python loop).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from irrepro.errors import InputError
+from irrepro.papers.bv.biasvariance import _check
+
+TABLE9_EVIDENCE_COLUMNS = ("original", "original_norm", "random", "random_norm", "difficulty", "difficulty_norm")
+
+
+def _pearson_rows(a, b):
+    """Pearson correlation of each row pair of two ``R x S`` arrays (NaN where a row is constant)."""
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    den = np.sqrt((a ** 2).sum(axis=1) * (b ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (a * b).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _normalise(Xs):
+    """Eq. 11 (max-min per topic over systems) of each matrix of an ``R x S x T`` stack; a constant topic -> 0."""
+    lo, hi = Xs.min(axis=1, keepdims=True), Xs.max(axis=1, keepdims=True)
+    span = hi - lo
+    return np.where(span > 0, (Xs - lo) / np.where(span > 0, span, 1.0), 0.0)
+
+
+def _group_weights(assign, size):
+    """``R x T x G`` weights (1 / group size) of consecutive groups of ``size`` over each row's topic order."""
+    R, T = assign.shape
+    n_groups = -(-T // size)
+    pos = np.empty_like(assign)
+    np.put_along_axis(pos, assign, np.broadcast_to(np.arange(T), (R, T)), axis=1)  # position of each topic
+    g = pos // size
+    sizes = np.minimum(size, T - np.arange(n_groups) * size)
+    W = np.zeros((R, T, n_groups))
+    np.put_along_axis(W, g[:, :, None], 1.0 / sizes[g][:, :, None], axis=2)
+    return W
+
+
+def _grouped(Xs, W):
+    """BV-Test Table 9's grouped cell (target "topic": each group's target is the mean of its per-topic maxima)."""
+    G = np.einsum("rst,rtg->rsg", Xs, W)
+    c = np.einsum("rt,rtg->rg", Xs.max(axis=1), W).mean(axis=1)
+    return _pearson_rows((G.mean(axis=2) - c[:, None]) ** 2, G.var(axis=2))
+
+
+def table9_cells(Xs, column: str, order_size: int = 5, difficulty_size: int = 5, difficulty_order=None,
+                 **settings) -> np.ndarray:
+    """One BV-Test Table 9 column for each matrix of an ``R x S x T`` stack (vectorised over R): the readings of
+    ``irrepro.papers.bv.tables.table9_row`` with ``random_grouping: topic_order`` and ``difficulty_target: topic``
+    (the defaults; others raise ``InputError``). ``difficulty_order``: an ``R x T`` topic order per matrix (hardest
+    first) to use instead of the stable sort of the per-topic maxima (ties by topic position)."""
+    if settings.get("random_grouping", "topic_order") != "topic_order" \
+            or settings.get("difficulty_target", "topic") != "topic":
+        raise InputError("Table 9 evidence implements the default readings only (bv.table9.random_grouping "
+                         "topic_order, bv.table9.difficulty_target topic)")
+    if column not in TABLE9_EVIDENCE_COLUMNS:
+        raise InputError(f"unknown Table 9 column {column!r}; expected one of {', '.join(TABLE9_EVIDENCE_COLUMNS)}")
+    Xs = np.asarray(Xs, float)
+    R, S, T = Xs.shape
+    M = _normalise(Xs) if column.endswith("_norm") else Xs
+    base = column.removesuffix("_norm")
+    if base == "original":
+        c = M.max(axis=1).mean(axis=1)
+        return _pearson_rows((M.mean(axis=2) - c[:, None]) ** 2, M.var(axis=2))
+    if base == "random":
+        order = np.broadcast_to(np.arange(T), (R, T))
+        return _grouped(M, _group_weights(np.ascontiguousarray(order), order_size))
+    order = (np.argsort(Xs.max(axis=1), axis=1, kind="stable") if difficulty_order is None
+             else np.asarray(difficulty_order))
+    return _grouped(M, _group_weights(order, difficulty_size))
+
+
+def _range(samples, coverage: float):
+    s = np.asarray(samples, float)
+    s = s[np.isfinite(s)]
+    if not s.size:
+        raise InputError("every resample gave an undefined cell")
+    if coverage >= 1:
+        return float(s.min()), float(s.max())
+    q = (1 - coverage) / 2
+    return float(np.quantile(s, q)), float(np.quantile(s, 1 - q))
+
+
+def _table9_target(row, data):
+    parts = row["item"].split("/")
+    if len(parts) != 3 or parts[0] != "table9":
+        raise InputError(f"{row['item']!r}: Table 9 evidence needs an item table9/<collection>/<column>")
+    _, collection, column = parts
+    m = (data.get("matrices") or {}).get(collection)
+    if m is None:
+        raise InputError(f"no score matrix of {collection!r} among the verify rule's evidence inputs")
+    return collection, column, _check(m)
+
+
+def _rng(data, salt: str):
+    """A generator seeded by ``bv.seed`` and the row (stable across runs, distinct per row)."""
+    return np.random.default_rng([int(data.get("seed", 0)), *salt.encode()])
+
+
+def missing_topics(row, data, values, missing: int, fill: str = "zero", resamples: int = 2000,
+                   coverage: float = 1.0):
+    """A data difference in topics: the paper had ``missing`` topics more than the public matrix. The cell over
+    ``resamples`` matrices of the public topics plus ``missing`` topics at random positions of the topic order,
+    each ``fill``: ``"zero"`` (topics without relevant documents: every system scores 0) or ``"public"`` (a
+    public topic's scores, drawn with replacement)."""
+    collection, column, X = _table9_target(row, data)
+    S, T = X.shape
+    rng = _rng(data, row["item"])
+    n = T + missing
+    if fill == "zero":
+        extra = np.zeros((resamples, S, missing))
+    elif fill == "public":
+        extra = np.moveaxis(X[:, rng.integers(0, T, (resamples, missing))], 0, 1)       # R x S x missing
+    else:
+        raise InputError(f"unknown fill {fill!r}; expected 'zero' or 'public'")
+    # random positions of the extra topics: the first `missing` of a random permutation of the n positions
+    keys = rng.random((resamples, n))
+    slots = np.argsort(keys, axis=1)
+    is_extra = np.zeros((resamples, n), bool)
+    np.put_along_axis(is_extra, slots[:, :missing], True, axis=1)
+    Xs = np.empty((resamples, S, n))
+    src = np.concatenate([np.broadcast_to(X, (resamples, S, T)), extra], axis=2)      # R x S x (T + missing)
+    # topic index into src per position: public topics in their order where not extra, extra ones in order
+    idx = np.where(is_extra, T + np.cumsum(is_extra, axis=1) - 1, np.cumsum(~is_extra, axis=1) - 1)
+    Xs = np.take_along_axis(src, np.broadcast_to(idx[:, None, :], (resamples, S, n)), axis=2)
+    lo, hi = _range(table9_cells(Xs, column, **(data.get("table9") or {})), coverage)
+    what = "every system 0 (no relevant document)" if fill == "zero" else "a public topic's scores"
+    span = "min-max" if coverage >= 1 else f"{(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"
+    return {"low": lo, "high": hi, "against": "paper",
+            "how": f"{collection} {column} over {resamples} matrices of the {T} public topics + {missing} topics "
+                   f"({what}) at random positions, {span}"}
+
+
+def run_resamples(row, data, values, resamples: int = 2000, coverage: float = 0.99):
+    """A data difference in runs: the paper's run set differs from the public one. The cell over ``resamples``
+    run sets of the public size drawn with replacement from the public runs (a system bootstrap)."""
+    collection, column, X = _table9_target(row, data)
+    S, T = X.shape
+    rng = _rng(data, row["item"])
+    Xs = X[rng.integers(0, S, (resamples, S))]                                          # R x S x T
+    lo, hi = _range(table9_cells(Xs, column, **(data.get("table9") or {})), coverage)
+    return {"low": lo, "high": hi, "against": "paper",
+            "how": f"{collection} {column} over {resamples} run sets of {S} runs drawn with replacement from the "
+                   f"{S} public runs, {(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"}
+
+
+def tie_orders(row, data, values, resamples: int = 2000):
+    """An ambiguous order: topics with tied per-topic maxima can be taken hardest first in any order. The
+    query-difficulty cell over ``resamples`` random orders of the tied topics, min-max (each is a possible
+    reading). ``InputError`` when no maxima are tied (the order is unique: nothing to explain)."""
+    collection, column, X = _table9_target(row, data)
+    if not column.startswith("difficulty"):
+        raise InputError(f"{row['item']!r}: tie orders concern the query-difficulty columns")
+    mx = X.max(axis=0)
+    _, inverse, counts = np.unique(mx, return_inverse=True, return_counts=True)
+    n_tied = int((counts[inverse] > 1).sum())
+    if n_tied == 0:
+        raise InputError(f"{collection}: no tied per-topic maxima, the hardest-first order is unique")
+    rng = _rng(data, row["item"])
+    # sort by the maximum, ties by a random key: rank of the maximum + a uniform in [0, 1)
+    keys = inverse[None, :] + rng.random((resamples, X.shape[1]))
+    order = np.argsort(keys, axis=1)
+    cells = table9_cells(np.broadcast_to(X, (resamples, *X.shape)), column,
+                         difficulty_order=order, **(data.get("table9") or {}))
+    lo, hi = _range(cells, 1.0)
+    return {"low": lo, "high": hi, "against": "paper",
+            "how": f"{collection} {column} over {resamples} random orders of the {n_tied} topics with tied "
+                   "per-topic maxima, min-max"}
+
+
+def _paper(data, item):
+    for r in data.get("reference") or []:
+        if r["item"] == item:
+            return r["paper"]
+    raise InputError(f"no reference row {item!r} (the paper's printed value this evidence reads)")
+
+
+def copied_cell(row, data, values, source: str):
+    """A transcription: the printed cell repeats the paper's printed ``source`` cell; low = high = that value."""
+    v = float(_paper(data, source))
+    return {"low": v, "high": v, "against": "paper", "how": f"the paper's printed {source} ({v:g})"}
+
+
+def own_identity(row, data, values, identity: str):
+    """A paper inconsistency: the value the paper's own printed cells give for this cell under its own identity,
+    compared with ours (the printed cell must lie outside it, ours inside: :func:`irrepro.core.verify.
+    evidence_meets`).
+
+    ``identity``: ``"bias2_plus_var"`` (SIGIR 2013 Table 1, ``<prefix>/<system>/{bias,var,total}``: total = bias^2 +
+    var, so var = total - bias^2 and total = bias^2 + var from the row's other printed cells);
+    ``"eq16_var_rho"`` (BV-Test Table 8, ``table8/<run>/var_rho``: Var(rho) = Var(x_T) + Var(x_i) - 2 Cov, with
+    Var(x_T), one target for all runs, from Eq. 16 on every other run's printed row: the min-max over them)."""
+    parts = row["item"].split("/")
+    prefix, cell = "/".join(parts[:-1]), parts[-1]
+    if identity == "bias2_plus_var":
+        bias = float(_paper(data, f"{prefix}/bias"))
+        if cell == "var":
+            v = float(_paper(data, f"{prefix}/total")) - bias ** 2
+            how = f"the paper's total - bias^2 = {_paper(data, f'{prefix}/total')} - {bias}^2"
+        elif cell == "total":
+            v = bias ** 2 + float(_paper(data, f"{prefix}/var"))
+            how = f"the paper's bias^2 + var = {bias}^2 + {_paper(data, f'{prefix}/var')}"
+        else:
+            raise InputError(f"{row['item']!r}: identity bias2_plus_var gives a var or a total cell")
+        return {"low": v, "high": v, "against": "reproduced", "how": how}
+    if identity == "eq16_var_rho":
+        if parts[0] != "table8" or cell != "var_rho":
+            raise InputError(f"{row['item']!r}: identity eq16_var_rho gives a table8/<run>/var_rho cell")
+        runs = sorted({r["item"].split("/")[1] for r in data.get("reference") or []
+                       if r["item"].startswith("table8/") and r["item"].endswith("/var_rho")} - {parts[1]})
+        var_t = [float(_paper(data, f"table8/{r}/var_rho")) - float(_paper(data, f"table8/{r}/var_x"))
+                 + 2 * float(_paper(data, f"table8/{r}/cov")) for r in runs]
+        if not var_t:
+            raise InputError("identity eq16_var_rho needs the printed rows of other Table 8 runs")
+        rest = float(_paper(data, f"{prefix}/var_x")) - 2 * float(_paper(data, f"{prefix}/cov"))
+        return {"low": min(var_t) + rest, "high": max(var_t) + rest, "against": "reproduced",
+                "how": f"Eq. 16 on the paper's printed rows: Var(x_T) = {min(var_t):.4f}-{max(var_t):.4f} from "
+                       f"the {len(runs)} other runs, + this run's Var(x_i) - 2 Cov ({rest:.4f})"}
+    raise InputError(f"unknown identity {identity!r}; expected 'bias2_plus_var' or 'eq16_var_rho'")
+
+
+def table8_run_resamples(row, data, values, resamples: int = 2000, coverage: float = 0.99):
+    """A data difference in the target of Table 8: x_T (the per-topic maximum) depends on the run set, which
+    differs from the paper's. |ZRisk| (alpha = 0) of the matched run against the target of ``resamples`` run sets
+    of the public size drawn with replacement from the public runs, the matched run always in the set."""
+    parts = row["item"].split("/")
+    if parts[0] != "table8" or parts[2] != "abs_zrisk":
+        raise InputError(f"{row['item']!r}: table8_run_resamples gives a table8/<run>/abs_zrisk cell")
+    t8 = data.get("table8") or {}
+    if t8.get("matrix") is None:
+        raise InputError("no Table 8 score matrix among the verify rule's evidence inputs")
+    X = _check(t8["matrix"])
+    match = values.get(row["item"])
+    system = match.get("system") if isinstance(match, dict) else None
+    systems = list(t8.get("systems") or [])
+    if system not in systems:
+        raise InputError(f"{row['item']!r}: the run is not matched to a system of the public matrix")
+    i = systems.index(system)
+    S = X.shape[0]
+    rng = _rng(data, row["item"])
+    pick = rng.integers(0, S, (resamples, S - 1))
+    targets = np.maximum(X[pick].max(axis=1), X[i][None, :])                            # R x T
+    x = X[i]
+    # ZRisk (alpha = 0) against each target, vectorised: z = (x - e) / sqrt(e), e = rowsum_x * colsum / total
+    col = x[None, :] + targets
+    e = x.sum() * col / col.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(e > 0, (x[None, :] - e) / np.sqrt(np.where(e > 0, e, 1.0)), 0.0)
+    cells = np.abs(z.sum(axis=1))
+    lo, hi = _range(cells, coverage)
+    return {"low": lo, "high": hi, "against": "paper",
+            "how": f"|ZRisk| of {system} against the target of {resamples} run sets of {S} runs drawn with "
+                   f"replacement from the public runs ({system} kept), "
+                   f"{(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"}
+
+
+def evidence_data(frames, settings) -> dict:
+    """``data`` for the evidence functions from the verify rule's inputs: ``frames`` (collection -> the per-topic
+    score table, ``irrepro.core.scores.read_scores``) and ``settings`` (``table9``: collection -> measure and the
+    ``bv.table9`` settings; ``table8``: ``[collection, measure]`` or None; ``seed``). Systems without scores and
+    topics with a missing score are dropped as Tables 8 and 9 drop them (``complete_matrix``)."""
+    from irrepro.core.scores import to_matrix
+    from irrepro.papers.bv.biasvariance import complete_matrix
+
+    def matrix(c, m):
+        if c not in frames:
+            raise InputError(f"no score table of {c!r} among the verify rule's evidence inputs")
+        X, systems, _, _ = complete_matrix(to_matrix(frames[c], m))
+        return X, systems
+    data = {"matrices": {}, "table9": dict(settings.get("table9_settings") or {}),
+            "seed": int(settings.get("seed", 0))}
+    for c, m in (settings.get("table9") or {}).items():
+        data["matrices"][c] = matrix(c, m)[0]
+    if settings.get("table8"):
+        X, systems = matrix(*settings["table8"])
+        data["table8"] = {"matrix": X, "systems": list(systems)}
+    return data
+
+
+EVIDENCE = {f.__name__: f for f in (missing_topics, run_resamples, tie_orders, copied_cell, own_identity,
+                                    table8_run_resamples)}

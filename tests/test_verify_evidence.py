@@ -1,0 +1,146 @@
+"""The evidence functions behind explained verify rows: each computes what its explanation claims, and each has a
+case where the explanation must fail (the row is then unexplained)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from irrepro.core.verify import evidence_meets
+from irrepro.errors import InputError
+from irrepro.papers.bv import evidence as bv_ev
+from irrepro.papers.bv.biasvariance import tradeoff_groups
+from irrepro.papers.bv.risk import zrisk
+from irrepro.papers.bv.tables import TABLE9_COLUMNS, table9_row
+
+
+def _matrix(seed=0, systems=12, topics=20):
+    rng = np.random.default_rng(seed)
+    return rng.beta(0.6, 1.5, (systems, 1)) * rng.beta(1.0, 1.0, (systems, topics)) * rng.uniform(0.3, 1, topics)
+
+
+@pytest.mark.parametrize("col", TABLE9_COLUMNS)
+def test_table9_cells_equal_table9_row(col):
+    """The vectorised cells are Table 9's own readings (a stack of two matrices, each against table9_row)."""
+    Xs = np.stack([_matrix(0), _matrix(1)])
+    got = bv_ev.table9_cells(Xs, col)
+    for r in range(2):
+        assert got[r] == pytest.approx(table9_row(Xs[r], seed=0)[col], abs=1e-12)
+    with pytest.raises(InputError, match="default readings only"):
+        bv_ev.table9_cells(Xs, col, random_grouping="resampled")
+
+
+def _data(X, **kw):
+    return {"matrices": {"c": X}, "seed": 1, "table9": {}, **kw}
+
+
+def test_missing_topics_range_holds_the_full_matrix_and_rejects_a_far_value():
+    """Topics of a 22-topic matrix left out: the range of the cell over the 20 public topics + 2 drawn ones holds
+    the full matrix's cell; a value far outside it is not explained."""
+    full = _matrix(3, topics=22)
+    X = np.delete(full, [4, 17], axis=1)
+    for col in ("original", "difficulty"):
+        ev = bv_ev.missing_topics({"item": f"table9/c/{col}"}, _data(X), {}, missing=2, fill="public",
+                                  resamples=500, coverage=0.99)
+        assert ev["low"] < ev["high"] and "20 public topics + 2 topics" in ev["how"]
+        assert evidence_meets(ev, table9_row(full, seed=0)[col], None, 5e-5)
+        assert not evidence_meets(ev, ev["high"] + 0.01, None, 5e-5)
+    zero = bv_ev.missing_topics({"item": "table9/c/original"}, _data(X), {}, missing=2, fill="zero", resamples=50)
+    assert zero["low"] == pytest.approx(zero["high"])  # zero topics: positions do not move the ungrouped cell
+    Z = np.concatenate([X, np.zeros((X.shape[0], 2))], axis=1)
+    assert zero["low"] == pytest.approx(table9_row(Z, seed=0)["original"])
+    with pytest.raises(InputError, match="no score matrix of 'other'"):
+        bv_ev.missing_topics({"item": "table9/other/original"}, _data(X), {}, missing=2)
+
+
+def test_run_resamples_is_reproducible_and_holds_ours():
+    X = _matrix(4, systems=15)
+    row = {"item": "table9/c/random"}
+    a = bv_ev.run_resamples(row, _data(X), {}, resamples=300)
+    assert a == bv_ev.run_resamples(row, _data(X), {}, resamples=300)  # seeded by bv.seed and the item
+    assert a != bv_ev.run_resamples(row, {**_data(X), "seed": 2}, {}, resamples=300)
+    assert evidence_meets(a, table9_row(X, seed=0)["random"], None, 0)
+    assert not evidence_meets(a, 0.99, None, 0)
+
+
+def test_tie_orders_cover_both_tie_breaks_and_fail_without_ties():
+    X = _matrix(5, topics=20)
+    X[:, 3] = X[:, 8] = X[:, 11]  # three identical topics: tied maxima
+    X[0, [3, 8, 11]] = X[:, 11].max() + 0.01
+    row = {"item": "table9/c/difficulty"}
+    ev = bv_ev.tie_orders(row, _data(X), {}, resamples=400)
+    mx, n = X.max(axis=0), X.shape[1]
+    asc = table9_row(X, seed=0)["difficulty"]
+    order = np.lexsort((-np.arange(n), mx))
+    desc = tradeoff_groups(X, [order[k:k + 5] for k in range(0, n, 5)], "topic")
+    assert evidence_meets(ev, asc, None, 1e-12) and evidence_meets(ev, desc, None, 1e-12)
+    assert not evidence_meets(ev, ev["low"] - 0.01, None, 5e-5)
+    with pytest.raises(InputError, match="no tied per-topic maxima"):
+        bv_ev.tie_orders(row, _data(_matrix(6)), {}, resamples=10)
+
+
+def test_copied_cell_and_own_identity():
+    ref = [{"item": "t/a", "paper": -0.9376}, {"item": "s/B/bias", "paper": 0.11},
+           {"item": "s/B/total", "paper": 0.0797}, {"item": "s/B/var", "paper": 0.0646},
+           {"item": "s/C/bias", "paper": 0.11}, {"item": "s/C/var", "paper": 0.0961},
+           {"item": "s/C/total", "paper": 0.182}]
+    data = {"reference": ref}
+    ev = bv_ev.copied_cell({"item": "t/b"}, data, {}, source="t/a")
+    assert evidence_meets(ev, -0.9376, -0.8585, 5e-5) and not evidence_meets(ev, -0.9375, -0.8585, 5e-5)
+    var = bv_ev.own_identity({"item": "s/B/var"}, data, {}, identity="bias2_plus_var")
+    assert var["low"] == pytest.approx(0.0676) and var["against"] == "reproduced"
+    assert evidence_meets(var, 0.0646, 0.0676, 5e-5)       # ours follows from the paper's own cells, its print not
+    assert not evidence_meets(var, 0.0646, 0.0700, 5e-5)   # ours does not follow either: no explanation
+    total = bv_ev.own_identity({"item": "s/C/total"}, data, {}, identity="bias2_plus_var")
+    assert total["low"] == pytest.approx(0.1082) and evidence_meets(total, 0.182, 0.1082, 5e-5)
+    # a self-consistent printed row is no inconsistency
+    data2 = {"reference": [*ref[:2], {"item": "s/B/total", "paper": 0.0767}, ref[3]]}
+    assert not evidence_meets(bv_ev.own_identity({"item": "s/B/var"}, data2, {}, identity="bias2_plus_var"),
+                              0.0646, 0.0676, 5e-5)
+
+
+def test_own_identity_eq16_uses_the_other_runs_target():
+    ref = []
+    for run, (vr, vx, cv) in {"a": (0.0826, 0.1065, 0.0747), "b": (0.1113, 0.1316, 0.0729),
+                              "x": (0.1088, 0.0618, 0.0381)}.items():
+        ref += [{"item": f"table8/{run}/var_rho", "paper": vr}, {"item": f"table8/{run}/var_x", "paper": vx},
+                {"item": f"table8/{run}/cov", "paper": cv}]
+    ev = bv_ev.own_identity({"item": "table8/x/var_rho"}, {"reference": ref}, {}, identity="eq16_var_rho")
+    var_t = sorted([0.0826 - 0.1065 + 2 * 0.0747, 0.1113 - 0.1316 + 2 * 0.0729])
+    assert (ev["low"], ev["high"]) == pytest.approx((var_t[0] + 0.0618 - 0.0762, var_t[1] + 0.0618 - 0.0762))
+    assert evidence_meets(ev, 0.1088, 0.1102, 0.001) and not evidence_meets(ev, 0.1088, 0.1060, 0.001)
+
+
+def test_table8_run_resamples_is_zrisk_against_resampled_targets():
+    X = _matrix(7, systems=10, topics=30)
+    values = {"table8/r/abs_zrisk": {"value": 1.0, "system": "s3"}}
+    data = {"table8": {"matrix": X, "systems": [f"s{i}" for i in range(10)]}, "seed": 0}
+    ev = bv_ev.table8_run_resamples({"item": "table8/r/abs_zrisk"}, data, values, resamples=300)
+    ours = abs(zrisk(X[3], X.max(axis=0), 0.0))
+    assert ev["low"] <= ours + 1e-12 and "s3 kept" in ev["how"]
+    assert not evidence_meets(ev, ev["high"] + 0.05, None, 5e-5)
+    with pytest.raises(InputError, match="not matched"):
+        bv_ev.table8_run_resamples({"item": "table8/r/abs_zrisk"}, data, {}, resamples=10)
+
+
+def test_sampling_table3_sd_ratio():
+    from irrepro.papers.sampling.evidence import table3_sd_ratio
+    q = 1.959963984540054
+    readings = pd.DataFrame({"system": ["A", "B"], "reading": ["expected"] * 2, "ci_halfwidth": [2.0, 1.0]})
+    ref = [{"item": "sd_q_star/A", "paper": 1.1 * 2.0 / q}, {"item": "sd_q_star/B", "paper": 1.0 * 1.0 / q}]
+    data = {"tables": {"ci_halfwidth_readings": readings}, "reference": ref}
+    ev = table3_sd_ratio({"item": "ci_halfwidth/A"}, data, {"ci_halfwidth/A": {"value": 2.0}})
+    assert ev["low"] == pytest.approx(2.0 * 1.05) and ev["low"] == ev["high"]
+    assert evidence_meets(ev, 2.1, 2.0, 0.008) and not evidence_meets(ev, 2.0, 2.0, 0.008)
+    with pytest.raises(InputError, match="no ci_halfwidth_readings"):
+        table3_sd_ratio({"item": "ci_halfwidth/A"}, {}, {"ci_halfwidth/A": 2.0})
+
+
+def test_vb_case_study_reading():
+    from irrepro.papers.vb.evidence import case_study_reading
+    doc = {"case_studies": {"jordan": {"intents": ["a", "p"], "pi": [0.8, 0.2],
+                                       "systems": {"athlete_only": {"covers": ["a"]}}}}}
+    ev = case_study_reading({"item": "x"}, {"document": doc}, {}, case="jordan", system="athlete_only", alpha=0)
+    assert ev["low"] == pytest.approx(0.8) and evidence_meets(ev, 0.8, 0.4, 5e-4)
+    vb1 = case_study_reading({"item": "x"}, {"document": doc}, {}, case="jordan", system="athlete_only", alpha=1)
+    assert vb1["low"] == pytest.approx(0.4) and not evidence_meets(vb1, 0.8, 0.4, 5e-4)
+    with pytest.raises(InputError, match="no case study"):
+        case_study_reading({"item": "x"}, {"document": doc}, {}, case="john", system="a", alpha=0)
