@@ -100,7 +100,8 @@ def test_prepare_matches_table8_runs_and_keeps_computed_rows():
     values = {"table9/w/original": -0.81, "table8/_all": ALL}
     rows, out = verify.prepare(copy.deepcopy(REF), values, {})
     assert "table8/_all" not in out and "table8/_all" in values  # the caller's values are not changed
-    assert out["table8/runA/var_rho"] == {"value": 0.0502, "note": "matched to anonymised s2 by Var(x_i)"}
+    assert out["table8/runA/var_rho"] == {"value": 0.0502, "note": "matched to anonymised s2 by Var(x_i)",
+                                         "system": "s2"}
     assert set(out) == {"table9/w/original"} | {f"table8/runA/{k}" for k in ("abs_zrisk", "var_rho", "var_x", "cov")}
     # rows of data this run did not compute are left out, except `always` ones
     assert [r["item"] for r in rows] == ["table8/runA/var_x", "table8/runA/var_rho", "table9/w/original",

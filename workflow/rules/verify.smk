@@ -2,26 +2,6 @@
 # its rules wrote, registered in VERIFY_VALUES by the paper's rule file), and one summary of every paper.
 
 
-
-def verify_evidence(paper):
-    """What a paper's evidence functions (irrepro.papers.<paper>.evidence) read: ``(files, settings)``. bv: the
-    score tables of Table 9's collections and Table 8's, with the measures, the bv.table9 settings and bv.seed
-    (the seed of its resampling evidence); sampling: the half-width readings of Table 4. Other papers: none."""
-    if paper == "sampling":
-        return [f"{V}/sampling/ci_halfwidth_readings.csv"], {}
-    if paper != "bv":
-        return [], {}
-    t8 = [BV_PLAN.table8, config["bv"]["table8"]["measure"]] if BV_PLAN.table8 else None
-    colls = sorted(set(BV_PLAN.table9) | ({BV_PLAN.table8} if BV_PLAN.table8 else set()))
-    settings = {
-        "table9": dict(BV_PLAN.table9),
-        "table9_settings": {k: v for k, v in config["bv"]["table9"].items() if k != "collections"},
-        "table8": t8,
-        "seed": config["bv"]["seed"],
-    }
-    return [f"{V}/scores/{c}.tsv" for c in colls], settings
-
-
 rule verify:
     """<paper>/verify.csv: one row per reference row (item, kind, data, paper's value, ours, difference, tolerance,
     basis, ok, verdict, evidence_low, evidence_high, evidence, note), then any computed item without a paper value;
