@@ -73,7 +73,7 @@ def test_run_files_that_give_one_system_are_an_error_naming_both(tmp_path):
         run_systems([tmp_path / "bm25.run", tmp_path / "bm25.run.gz"])
 
 
-@pytest.mark.parametrize("bad", ["<script>alert(2)<", "a b.run", "runé.txt"])
+@pytest.mark.parametrize("bad", ["<script>alert(2)<", "a b.run", "runé.txt", "...run", ".hidden.run", "-x.run"])
 def test_a_run_file_that_cannot_name_a_system_is_refused_naming_it(tmp_path, bad):
     from irrepro.core.trec import run_name
     from irrepro.errors import InputError

@@ -432,7 +432,9 @@ def run_files(directory) -> list[Path]:
 #: file-name endings stripped from a run file's name, in this order: a compression, then a run-file extension
 RUN_COMPRESSIONS = tuple(COMPRESSIONS)  # .gz .bz2 .xz .zst
 RUN_EXTENSIONS = (".run", ".trec", ".txt", ".res", ".tsv", ".out")
-SYSTEM_NAME = re.compile(r"[A-Za-z0-9._+-]+")   # the workflow's `system` wildcard
+#: the workflow's `system` wildcard (a file name part): a letter or digit first, as every config name (so never `.`,
+#: `..` or a hidden name), then letters, digits and . _ + -
+SYSTEM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 def run_name(path) -> str:
@@ -451,7 +453,7 @@ def run_name(path) -> str:
         name = name[len("input."):]
     if not SYSTEM_NAME.fullmatch(name):
         raise InputError(f"cannot name a system {name!r}: a run file's name (without its extension) may hold only "
-                         "letters, digits and . _ + -; rename the file", path=path)
+                         "letters, digits and . _ + -, a letter or digit first; rename the file", path=path)
     return name
 
 
