@@ -172,12 +172,15 @@ def test_diversity_measure_in_the_global_measures_names_the_collections():
         check_config(cfg)
 
 
-def test_a_trec_eval_measure_the_file_lacks_is_logged(tmp_path, caplog):
+def test_a_trec_eval_measure_the_file_lacks_is_an_error_naming_what_it_holds(tmp_path):
+    """An import never holds fewer measures than its config asks: a stats table of a measure without scores would
+    read as a comparison that found nothing."""
     from irrepro.core.evaluation import import_scores
 
     te = _w(tmp_path, "t.txt", "map 1 0.5\nP_10 1 0.1\nrunid all r\n")
-    with caplog.at_level("WARNING", logger="t3"):
-        df = import_scores("t", {"type": "trec_eval", "path": str(te), "measures": ["AP", "nDCG@10"]}, "res", None,
-                           logging.getLogger("t3"))
+    with pytest.raises(InputError, match=r"t.txt: no per-topic rows of the measures \['nDCG@10'\]; the file holds "
+                                         r"\['AP', 'P@10'\]"):
+        import_scores("t", {"type": "trec_eval", "path": str(te), "measures": ["AP", "nDCG@10"]}, "res", None,
+                      logging.getLogger("t3"))
+    df = import_scores("t", {"type": "trec_eval", "path": str(te), "measures": ["AP"]}, "res", None)
     assert set(df.measure) == {"AP"}
-    assert f"imports.t.measures: ['nDCG@10'] not in {te}: no scores of them (scores of ['AP'] kept)" in caplog.text

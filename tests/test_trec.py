@@ -164,8 +164,11 @@ def test_trec_eval_q_measure_filter_names_what_the_file_holds(tmp_path):
     with pytest.raises(InputError, match=r"a.txt: no per-topic rows of the measures \['map'\]; the file holds "
                                          r"\['AP', 'P@10'\].*map is AP"):
         read_trec_eval_q(p, "c", ["map"])
-    # a measure the file lacks beside one it holds is left out (the stats stage notes it)
-    assert set(read_trec_eval_q(p, "c", ["AP", "nDCG@10"]).measure) == {"AP"}
+    # a measure the file lacks beside one it holds is an error too, never an import with fewer measures than asked
+    with pytest.raises(InputError, match=r"a.txt: no per-topic rows of the measures \['nDCG@10'\]; the file holds "
+                                         r"\['AP', 'P@10'\]"):
+        read_trec_eval_q(p, "c", ["AP", "nDCG@10"])
+    assert set(read_trec_eval_q(p, "c", ["AP"]).measure) == {"AP"}
 
 
 def test_trec_eval_q_real_dl_file(mirror):

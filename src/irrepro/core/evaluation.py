@@ -264,12 +264,7 @@ def import_scores(name: str, spec: dict, res, measures, log=None) -> pd.DataFram
         frames = [read_matrix_csv(source(m), collection=name, measure=m["measure"]) for m in spec["matrices"]]
         return pd.concat(frames, ignore_index=True)
     if spec["type"] == "trec_eval":
-        df = read_trec_eval_q(source(spec), collection=name, measures=spec.get("measures"))
-        lacking = [m for m in spec.get("measures") or [] if m not in set(df["measure"])]
-        if lacking and log is not None:
-            log.warning("imports.%s.measures: %s not in %s: no scores of them (scores of %s kept)", name, lacking,
-                        source(spec), sorted(df["measure"].unique()))
-        return df
+        return read_trec_eval_q(source(spec), collection=name, measures=spec.get("measures"))
     if spec["type"] == "runs":
         runs = run_systems(run_files(spec["runs"]))
         return evaluate_runs(runs, read_qrels(spec["qrels"]), spec.get("measures") or measures, name,

@@ -296,7 +296,8 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
     """Read ``trec_eval -q`` output (``measure topic value``, or ``run measure topic value`` for concatenated files)
     into the canonical long table. The ``all`` rows (aggregates) are dropped. Measures are renamed to their
     ir_measures names (:func:`trec_eval_measure`); ``measures`` (ir_measures names) restricts the result (a
-    measure the file lacks is left out; none of them in the file is an error naming the measures it holds).
+    measure the file lacks is an error naming the measures it holds: an import never holds fewer measures than
+    asked).
 
     In the 3-column form a row belongs to the run whose summary follows it: ``trec_eval -q`` writes a run's
     per-topic rows, then its ``all`` rows, ``runid all <name>`` among them, so files of several runs concatenated
@@ -362,10 +363,12 @@ def read_trec_eval_q(path, collection: str, measures=None) -> pd.DataFrame:
         name = next((name[:-len(c)] for c in COMPRESSIONS if name.lower().endswith(c) and len(name) > len(c)), name)
         for i in unnamed:
             rows[i] = (name,) + rows[i][1:]
-    if not rows and held:
-        raise InputError(f"no per-topic rows of the measures {list(measures)}; the file holds {sorted(held)} "
+    lacking = [m for m in measures or () if m not in held]
+    if lacking and held:
+        raise InputError(f"no per-topic rows of the measures {lacking}; the file holds {sorted(held)} "
                          "(measures are named as ir_measures names them: trec_eval's map is AP, P_10 is P@10, "
-                         "recip_rank is RR, ndcg_cut_10 is nDCG@10)", path=path)
+                         "recip_rank is RR, ndcg_cut_10 is nDCG@10); ask the import only for measures the file "
+                         "holds", path=path)
     if not rows:
         raise InputError("no per-topic rows found (was trec_eval run with -q?)", path=path)
     df = pd.DataFrame(rows, columns=["system", "topic", "measure", "value", "line"])
