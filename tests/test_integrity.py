@@ -1,5 +1,5 @@
 """Every input a person could edit is md5-checked: the ir_datasets cache on arrival and whenever a job reads it, the
-artifact cache before any job runs (issue 12, item 1)."""
+artifact cache before any job runs."""
 import shutil
 import subprocess
 import sys

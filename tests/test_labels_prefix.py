@@ -1,4 +1,4 @@
-"""Shared prompt prefixes (issue 15, Sec. 1): the instruction prefix computed once per prompt, each query's tokens
+"""Shared prompt prefixes: the instruction prefix computed once per prompt, each query's tokens
 once per query, and labels equal to the full-sequence computation of every pair on a fixed sample."""
 import numpy as np
 import pytest
@@ -66,9 +66,9 @@ def _in_calls(lab, prompt, n=8):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_smollm2_shared_prefixes_equal_full_sequences(dtype, one_thread):
-    """The full-sequence computation (each pair alone, batch size 1) is the reference; so is the labeler before
-    issue 15 (``share_prefix="batch"``). The order of float sums changes with the batch layout: in float32 the
-    labeler before issue 15 differs from its own unbatched run by ~3e-5 in log-probability (measured), so there the
+    """The full-sequence computation (each pair alone, batch size 1) is the reference; so is the labeler that shares
+    prefixes only within a batch (``share_prefix="batch"``). The order of float sums changes with the batch layout:
+    in float32 the batch-sharing labeler differs from its own unbatched run by ~3e-5 in log-probability (measured), so there the
     test bounds the labels (the softmax over grades, where the shift common to all grades cancels) by 1e-5 and
     the log-probabilities by the float32 layout noise (1e-4, the bound of the other HF tests). In float64
     activations (this GGUF build's matmul kernels still compute in float32, transformers warns) the layout noise

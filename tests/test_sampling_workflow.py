@@ -77,7 +77,7 @@ def test_trec_substitute_and_single_system():
 
 def test_reference_rows_unchanged_by_grouping():
     """The grouped reference file keeps the items, paper values and data of the flat rows it replaced
-    (config/reference/sampling.yaml, 81 rows); tolerances, kinds and bases were rewritten by issue 11."""
+    (config/reference/sampling.yaml, 81 rows); tolerances, kinds and bases were rewritten since."""
     rows = load_reference(REPO / "workflow" / "resources" / "reference" / "sampling.yaml")
     assert len(rows) == 81
     digest = hashlib.sha256(json.dumps([[r["item"], r["paper"], r.get("data")] for r in rows]).encode()).hexdigest()

@@ -1,5 +1,5 @@
 """Config validation: defaults filled exactly as Snakemake's validate fills them; every error one line naming the
-dotted key; a misspelt key names the closest valid one (issue 12, item 2)."""
+dotted key; a misspelt key names the closest valid one."""
 import copy
 import json
 from pathlib import Path

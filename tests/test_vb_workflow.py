@@ -162,7 +162,7 @@ def test_intents_summary():
 def test_reference_rows_unchanged_by_grouping_except_two_notes():
     """The grouped file keeps the items, paper values and data of the flat rows it replaced (config/reference/vb.yaml);
     the notes of the two toolchain checks no longer cite a design file the repository lacks; tolerances, kinds and
-    bases were rewritten by issue 11."""
+    bases were rewritten since."""
     rows = load_reference(REF)
     for r in rows:
         if r["item"].startswith("check/web2012/"):
