@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 CORES ?= all
 CONFIG ?= config/config.yaml
 PYTEST_ARGS ?=
+# test workers (pytest-xdist): the DAG tests run on one, everything else is shared out (tests/conftest.py)
+TEST_WORKERS ?= auto
 
 .PHONY: setup run test test-fast lint benchmark benchmark-labeler report clean-results
 
@@ -29,10 +31,10 @@ run: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 test: setup
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/pytest -q -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
 
 # ruff on the Python, snakefmt on the rules, snakemake's own linter on the workflow (also run by tests/test_lint.py)
 lint: setup

@@ -104,8 +104,10 @@ def snakemake(workdir, *args, config=None, check=True, timeout=2400, env=None):
 
 
 @pytest.fixture(scope="session")
-def dag(tmp_path_factory, mirror):
-    """config/test.yaml run once, locally with 2 cores, in a fresh directory; shared by the integration tests."""
+def dag(request, tmp_path_factory, mirror):
+    """config/test.yaml run once, locally with 2 cores, in a fresh directory; shared by the integration tests.
+    Starts the background second run first where it was not started at collection (an xdist worker)."""
+    _start_second_run(request.session)
     wd = tmp_path_factory.mktemp("dag")
     snakemake(wd, "--cores", "2")
     return wd
@@ -220,20 +222,64 @@ class BackgroundRun:
 _BACKGROUND: dict = {}
 
 
+#: the xdist group of the tests that share the test-config DAG runs (``dag``, ``second_run``) and the SLURM test
+#: cluster: one worker runs them all, in the order below, so each run happens once per session
+DAG_GROUP = "dag"
+#: modules whose module-scoped fixtures are expensive (a model server, a DAG run, a loaded model), scheduled first
+#: after the DAG group so that the longest units start early (longest-first keeps both workers busy to the end)
+HEAVY_MODULES = ("test_vllm", "test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag")
+
+
+def xdist_worker() -> bool:
+    """True in a pytest-xdist worker process (``make test`` runs the suite on ``-n auto`` workers)."""
+    return "PYTEST_XDIST_WORKER" in os.environ
+
+
+def _needs_dag(item) -> bool:
+    return bool({"dag", "second_run"} & set(getattr(item, "fixturenames", ()))) or bool(
+        item.get_closest_marker("slurm"))
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """Tests that wait for the background second run go last, so the tests before them run while it runs; after
-    them the other SLURM tests, which need the test cluster it holds (one cluster per machine at a time)."""
+    """Order and group the tests.
+
+    Tests that wait for the background second run go after the other DAG tests, so the tests before them run while
+    it runs; after them the other SLURM tests, which need the test cluster it holds (one cluster per machine at a
+    time). With pytest-xdist (``--dist loadgroup``) every test is in a group that one worker runs whole: the DAG
+    tests in :data:`DAG_GROUP`, scheduled first (the longest unit: two DAG runs, then the tests that read them),
+    every other test with the tests of its module (module-scoped fixtures are made once), heavy modules first."""
     def rank(item):
         if "second_run" in getattr(item, "fixturenames", ()):
             return 1
         return 2 if item.get_closest_marker("slurm") else 0
 
     items.sort(key=rank)  # stable: file order within each group
+    if not xdist_worker():
+        return
+    for item in items:
+        group = DAG_GROUP if _needs_dag(item) else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+    def unit(item):
+        if _needs_dag(item):
+            return (0, rank(item))
+        name = item.module.__name__
+        return (1, HEAVY_MODULES.index(name)) if name in HEAVY_MODULES else (2, 0)
+
+    items.sort(key=unit)  # stable
 
 
 def pytest_collection_finish(session):
-    """Start the second run now if a selected test needs it (and a mirror is there to run it from)."""
-    if mirror_dir() is None or session.config.option.collectonly:
+    """Start the second run now if a selected test needs it (and a mirror is there to run it from). In an xdist
+    worker the ``dag`` fixture starts it instead: every worker collects every test, and only the worker that runs
+    the DAG group may start it."""
+    if xdist_worker():
+        return
+    _start_second_run(session)
+
+
+def _start_second_run(session):
+    if "second" in _BACKGROUND or mirror_dir() is None or session.config.option.collectonly:
         return
     if any("second_run" in getattr(item, "fixturenames", ()) for item in session.items):
         root = session.config._tmp_path_factory.mktemp("second")

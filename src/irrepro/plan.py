@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,3 +168,16 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
             continue
         plan.papers[p] = mod.resolve(config, plan)
     return plan
+
+
+def rule_names(names, prefix: str) -> dict:
+    """Rule names for rules made in a loop, one per name (a collection): ``prefix_<name>`` with characters other
+    than letters, digits and _ as _. Two names that would share a rule name are an error naming both."""
+    out, seen = {}, {}
+    for name in names:
+        safe = re.sub(r"\W", "_", name)
+        if seen.setdefault(safe, name) != name:
+            raise InputError(f"collections {seen[safe]!r} and {name!r} both give the rule name {prefix}_{safe}: "
+                             f"rename one")
+        out[name] = f"{prefix}_{safe}"
+    return out

@@ -61,8 +61,19 @@ def rules(smk: str) -> list[Rule]:
     """The rules of one rule file that write a table, figure or values file, in file order."""
     text = (ROOT / "workflow" / "rules" / smk).read_text()
     out = []
-    for m in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", text, re.S | re.M):
-        name, block = m.group(1), m.group(2)
+    # a rule at the top level (``rule name:``), in an if block, or made in a loop (``rule:`` with a ``name:``,
+    # one per collection: documented under the folder of its benchmark files, as in the cost table); its block
+    # dedented to the top level's indentation
+    for m in re.finditer(r"^( *)rule( \w+)?:\n(.*?)(?=^ *rule[ :]|\Z)", text, re.S | re.M):
+        indent, block = len(m.group(1)), m.group(3)
+        block = "\n".join(line[indent:] for line in block.splitlines())
+        if m.group(2):
+            name = m.group(2).strip()
+        else:
+            named = re.search(r"/benchmarks/(\w+)", block)  # its family: the folder of its benchmark files
+            if not named:
+                continue
+            name = named.group(1)
         outputs = []
         for s in re.findall(r'f?"([^"]+)"', _section(block, "output")):
             if s.startswith("../") or "/" not in s:

@@ -1,47 +1,60 @@
 # Comparing systems on every collection and import: paired tests, corrections, effect sizes, randomised Tukey HSD,
 # G-study / D-study reliability, discriminative power, swap rates (irrepro.stats). docs/stats.md
+from irrepro.plan import rule_names as _rule_names
 from irrepro.stats.plan import COMPARE_KEYS, RELIABILITY_KEYS, settings as _stats_settings
 
+# One job per collection: every measure's per-pair table, summary and heat map (one Python start-up and one read of
+# the score table for all of them; the results do not depend on it, each measure's resamples have their own seed).
+# A rule per collection (its outputs are that collection's measures), all named stats_compare_<collection>.
+_STATS_COMPARE_RULES = _rule_names(STATS_MEASURES, "stats_compare")
+for collection, _measures in STATS_MEASURES.items():
+    if not _measures:
+        continue
 
-rule stats_compare:
-    """Every pair of systems of one collection × measure under every test and correction (<measure>.csv), a
-    per-system summary (<measure>.md) and the p-value heat map (<measure>.pdf/.png)."""
-    input:
-        f"{V}/scores/{{collection}}.tsv",
-    output:
-        csv=f"{V}/stats/{{collection}}/{{measure}}.csv",
-        md=report(
-            f"{V}/stats/{{collection}}/{{measure}}.md",
-            caption="../report/stats/compare.rst",
-            category="Comparing systems",  # not "Statistics": the report has a panel of that name
-            subcategory="{collection}",
-            labels={"collection": "{collection}", "measure": "{measure}", "item": "summary"},
-        ),
-        pdf=f"{V}/stats/{{collection}}/{{measure}}.pdf",
-        png=report(
-            f"{V}/stats/{{collection}}/{{measure}}.png",
-            caption="../report/stats/compare.rst",
-            category="Comparing systems",
-            subcategory="{collection}",
-            labels={"collection": "{collection}", "measure": "{measure}", "item": "p-values"},
-        ),
-    log:
-        f"{V}/logs/stats_compare/{{collection}}/{{measure}}.log",
-    benchmark:
-        f"{V}/benchmarks/stats_compare/{{collection}}/{{measure}}.tsv"
-    wildcard_constraints:
-        collection=_alt(ALL_SCORED),
-        measure=_alt(sorted({m for ms in STATS_MEASURES.values() for m in ms})),
-    conda:
-        "../envs/irrepro.yaml"
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=30,
-    params:
-        settings=lambda wc: json.dumps(_stats_settings(config, wc.collection, COMPARE_KEYS), sort_keys=True),
-    script:
-        "../scripts/stats/compare.py"
+    rule:
+        name:
+            _STATS_COMPARE_RULES[collection]
+        input:
+            f"{V}/scores/{collection}.tsv",
+        output:
+            csv=[f"{V}/stats/{collection}/{measure}.csv" for measure in _measures],
+            md=[
+                report(
+                    f"{V}/stats/{collection}/{measure}.md",
+                    caption="../report/stats/compare.rst",
+                    category="Comparing systems",  # not "Statistics": the report has a panel of that name
+                    subcategory=collection,
+                    labels={"collection": collection, "measure": measure, "item": "summary"},
+                )
+                for measure in _measures
+            ],
+            pdf=[f"{V}/stats/{collection}/{measure}.pdf" for measure in _measures],
+            png=[
+                report(
+                    f"{V}/stats/{collection}/{measure}.png",
+                    caption="../report/stats/compare.rst",
+                    category="Comparing systems",
+                    subcategory=collection,
+                    labels={"collection": collection, "measure": measure, "item": "p-values"},
+                )
+                for measure in _measures
+            ],
+        log:
+            f"{V}/logs/stats_compare/{collection}.log",
+        benchmark:
+            f"{V}/benchmarks/stats_compare/{collection}.tsv"
+        conda:
+            "../envs/irrepro.yaml"
+        threads: 1
+        resources:
+            mem_mb=3000,
+            runtime=30,
+        params:
+            collection=collection,
+            measures=_measures,
+            settings=json.dumps(_stats_settings(config, collection, COMPARE_KEYS), sort_keys=True),
+        script:
+            "../scripts/stats/compare.py"
 
 
 rule stats_reliability:
