@@ -177,45 +177,57 @@ def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASUR
     Returns ``topic, measure, value`` for every judged topic x measure. A diversity measure or two names of one
     measure are an ``InputError`` (naming ``collection`` where given).
     """
-    import ir_measures
-
     _check_evaluable(measures, collection)
+    return _Evaluator(qrels, measures)(run)
 
-    qrels = qrels.copy()
-    qrels["relevance"] = qrels["relevance"].astype(int).clip(lower=0)
-    qrels["query_id"] = qrels["query_id"].astype(str)
-    judged = sorted(qrels["query_id"].unique())
-    run = run[["query_id", "doc_id", "score"]].copy()
-    run["query_id"] = run["query_id"].astype(str)
-    std = [m for m in measures if _parse_custom(m) is None]
-    rows = []
-    if std:
+
+class _Evaluator:
+    """The qrels and measures of a collection prepared once (ir_measures' evaluator of the standard measures, the
+    grades of the custom ones), then called on each run: the same numbers as evaluating each run alone."""
+
+    def __init__(self, qrels: pd.DataFrame, measures):
+        import ir_measures
+
+        qrels = qrels.copy()
+        qrels["relevance"] = qrels["relevance"].astype(int).clip(lower=0)
+        qrels["query_id"] = qrels["query_id"].astype(str)
+        self.qrels, self.measures = qrels, list(measures)
+        self.judged = sorted(qrels["query_id"].unique())
+        std = [m for m in self.measures if _parse_custom(m) is None]
         parsed = [ir_measures.parse_measure(m) for m in std]
-        names = {p: m for p, m in zip(parsed, std)}
-        q_in = qrels[["query_id", "doc_id", "relevance"]]
-        for metric in ir_measures.iter_calc(parsed, q_in, run):
-            rows.append((metric.query_id, names.get(metric.measure, str(metric.measure)), float(metric.value)))
-    for m in measures:
-        c = _parse_custom(m)
-        if c is None:
-            continue
-        _, k = c
-        rel = {(q, d): r for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)}
-        from irrepro.core.trec import sort_run
-        ranked = sort_run(run)
-        for q, grp in ranked.groupby("query_id", sort=False):
-            if q not in set(judged):
-                continue
-            rels = np.array([rel.get((q, d), 0) for d in grp["doc_id"].iloc[:k]])
-            rows.append((q, m, dcg_at_k(rels, k)))
-    df = pd.DataFrame(rows, columns=["topic", "measure", "value"])
-    # judged topics with no retrieved documents score 0
-    full = pd.MultiIndex.from_product([judged, list(measures)], names=["topic", "measure"])
-    df = df.set_index(["topic", "measure"]).reindex(full, fill_value=0.0).reset_index()
-    df["value"] = df["value"].astype(float)
-    if df["value"].isna().any():
-        raise RuntimeError("evaluation produced NaN")
-    return df
+        self.names = {p: m for p, m in zip(parsed, std)}
+        self.evaluator = ir_measures.evaluator(parsed, qrels[["query_id", "doc_id", "relevance"]]) if std else None
+        self.custom = [(m, c[1]) for m in self.measures if (c := _parse_custom(m)) is not None]
+        self.rel = ({(q, d): r for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)}
+                    if self.custom else {})
+
+    def __call__(self, run: pd.DataFrame) -> pd.DataFrame:
+        run = run[["query_id", "doc_id", "score"]].copy()
+        run["query_id"] = run["query_id"].astype(str)
+        rows = []
+        if self.evaluator is not None:
+            for metric in self.evaluator.iter_calc(run):
+                rows.append((metric.query_id, self.names.get(metric.measure, str(metric.measure)),
+                             float(metric.value)))
+        if self.custom:
+            from irrepro.core.trec import sort_run
+
+            ranked = sort_run(run)
+            judged = set(self.judged)
+            for m, k in self.custom:
+                for q, grp in ranked.groupby("query_id", sort=False):
+                    if q not in judged:
+                        continue
+                    rels = np.array([self.rel.get((q, d), 0) for d in grp["doc_id"].iloc[:k]])
+                    rows.append((q, m, dcg_at_k(rels, k)))
+        df = pd.DataFrame(rows, columns=["topic", "measure", "value"])
+        # judged topics with no retrieved documents score 0
+        full = pd.MultiIndex.from_product([self.judged, self.measures], names=["topic", "measure"])
+        df = df.set_index(["topic", "measure"]).reindex(full, fill_value=0.0).reset_index()
+        df["value"] = df["value"].astype(float)
+        if df["value"].isna().any():
+            raise RuntimeError("evaluation produced NaN")
+        return df
 
 
 def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels_path=None, topics: str = "strict",
@@ -230,6 +242,7 @@ def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels
     runs = list(runs)
     _check_evaluable(measures, collection)
     judged = set(qrels["query_id"])
+    evaluate = _Evaluator(qrels, measures)
     frames = []
     for i, (system, path) in enumerate(runs, 1):
         run = read_run(path, system=system)
@@ -243,7 +256,7 @@ def evaluate_runs(runs, qrels: pd.DataFrame, measures, collection: str, *, qrels
             if dropped and log is not None:
                 log.info("%s: dropped %d unjudged topic(s): %s%s", Path(path).name, len(dropped), dropped[:20],
                          " ..." if len(dropped) > 20 else "")
-        ev = evaluate_run(run, qrels, measures, collection=collection)
+        ev = evaluate(run)
         ev["system"], ev["collection"] = system, collection
         frames.append(ev)
         if log is not None:

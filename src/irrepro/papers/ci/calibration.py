@@ -62,7 +62,7 @@ def single_query_batches(n):
     return np.arange(int(n))[:, None]
 
 
-def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction, label_gain):
+def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction, label_gain, check_batches=True):
     alpha = _check_alpha(alpha)
     u = _check_values(u_true, "u_true", ndim=1)
     P = _check_dist(dists, "dists", min_ndim=3)
@@ -75,7 +75,7 @@ def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction
     if B.ndim != 2 or B.shape[0] < 1 or B.shape[1] < 1 or not np.issubdtype(B.dtype, np.integer):
         raise InputError(f"batches must be a 2-d int array (M, batch_size) of query indices, got {B.shape} "
                          f"{B.dtype}")
-    if (B < 0).any() or (B >= u.size).any():
+    if check_batches and ((B < 0).any() or (B >= u.size).any()):
         raise InputError(f"batches: query indices must lie in 0..{u.size - 1}")
     if correction == "batches":
         size = B.shape[0]
@@ -132,8 +132,20 @@ def _smallest_feasible(D0, lams0, thr, tol, grid, evaluate):
     return hi, r_hi
 
 
+def _batch_offsets(M, n):
+    """``arange(M)[:, None] * n``: row i's offset into the flattened (M, n) count matrix (kept for the last shape:
+    an experiment calibrates many times with the same M and n)."""
+    key = (int(M), int(n))
+    if _OFFSETS.get("key") != key:
+        _OFFSETS.update(key=key, off=np.arange(M)[:, None] * n)
+    return _OFFSETS["off"]
+
+
+_OFFSETS: dict = {}
+
+
 def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None, correction="batches", tol=1e-6,
-                  grid=15, label_gain="expected_gain"):
+                  grid=15, label_gain="expected_gain", check_batches=True):
     """Dual CRC calibration of ``λ_low`` and ``λ_high`` (Eqs. 22–24), vectorised over batches and λ.
 
     ``u_true`` (n,) human per-query values ``U(q)`` of the calibration queries, ``dists`` (n, depth, G) their LLM
@@ -145,7 +157,9 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
 
     where ``bound = ½(α − (1 − α)/M)`` (Eq. 24 as printed, ``correction="batches"``) or ``½(α − (1 − α)/n)``
     (``correction="queries"``: Eq. 15's finite-sample term counts the n distinct calibration queries, which is
-    what the resampled batches are drawn from).  λ = ±1 are the limits of :func:`perturb`.  If even λ = 1
+    what the resampled batches are drawn from).  ``check_batches=False`` skips the range check of the indices (for
+    batches drawn by the caller with ``rng.integers(0, n, ...)``, which lie in range).  λ = ±1 are the limits of
+    :func:`perturb`.  If even λ = 1
     (resp. −1) cannot meet the bound (e.g. bound ≤ 0 because M or n is too small), that λ is NaN and ``failed``
     is True.
 
@@ -156,14 +170,14 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
     batches whose loss can still change inside the bracket.
     """
     alpha, u, P, w, g, B, bound = _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction,
-                                                      label_gain)
+                                                      label_gain, check_batches)
     M, b = B.shape
     n = u.size
     grid = int(grid)
     if grid < 1:
         raise InputError(f"grid must be >= 1, got {grid}")
     # C[i, j] = how often query j occurs in batch i; b·(Û_CRC(Q̄_i, λ) − U(Q̄_i)) = (C (û_λ − u))_i
-    C = np.bincount((np.arange(M)[:, None] * n + B).ravel(), minlength=M * n).reshape(M, n).astype(float)
+    C = np.bincount((_batch_offsets(M, n) + B).ravel(), minlength=M * n).reshape(M, n).astype(float)
     thr = bound * M   # risk < bound  ⇔  number of losses < bound·M
 
     kernel = _CRCKernel(P, w, *g)
