@@ -240,6 +240,7 @@ def _needs_dag(item) -> bool:
         item.get_closest_marker("slurm"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks added here
 def pytest_collection_modifyitems(session, config, items):
     """Order and group the tests.
 
