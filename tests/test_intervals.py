@@ -332,6 +332,26 @@ def test_ci_experiment_table_determinism_and_streams():
         assert sorted(np.concatenate([val[r], test[r]])) == list(range(60))
 
 
+def test_label_sets_sharing_one_experiment_give_the_tables_of_separate_experiments():
+    """ci_experiments (Fig 3's settings in one call: the streams, the bootstrap and each repetition's CRC batches
+    computed once) returns, for each label set, the table of its own ci_experiment call, bit for bit; and the sets
+    really differ, so a shared result handed to every set would fail."""
+    from irrepro.papers.ci.distributions import adversarial_bias
+    from irrepro.papers.ci.experiment import ci_experiments
+
+    U, d, _ = synth(50, seed=11)
+    sets = [d, adversarial_bias(d, 0.5), adversarial_bias(d, 1.0)]
+    kw = dict(repetitions=8, seed=4, n_boot=200, n_batches=200)
+    together = ci_experiments(U, sets, [6, 12], **kw)
+    assert len(together) == 3
+    for one, labels in zip(together, sets):
+        pd.testing.assert_frame_equal(one, iv.ci_experiment(U, labels, [6, 12], **kw), check_exact=True)
+    crc = [t[t.method == "crc"].low.to_numpy() for t in together]
+    assert not np.array_equal(crc[0], crc[1]) and not np.array_equal(crc[1], crc[2])
+    boot = [t[t.method == "bootstrap"].reset_index(drop=True) for t in together]
+    pd.testing.assert_frame_equal(boot[0], boot[2])  # human values only: one interval for every set
+
+
 def test_ci_experiment_coverage_with_biased_noisy_labels():
     U, d, _ = synth(600, seed=8, bias=0.8, noise=1.5)
     df = iv.ci_experiment(U, d, [30], repetitions=200, seed=1, n_boot=1000, n_batches=2000,

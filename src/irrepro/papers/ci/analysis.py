@@ -10,11 +10,10 @@ import logging
 import numpy as np
 import pandas as pd
 
-from irrepro.core.progress import Progress
 from irrepro.core.verify import to_markdown
 from irrepro.papers.ci.data import n_validation
 from irrepro.papers.ci.distributions import adversarial_bias, oracle_mix
-from irrepro.papers.ci.experiment import ci_experiment, covers
+from irrepro.papers.ci.experiment import ci_experiment, ci_experiments, covers
 from irrepro.papers.ci.calibration import crc_per_query
 from irrepro.papers.ci.metric import query_utility
 from irrepro.papers.ci.ranking import label_matrix, table1
@@ -102,19 +101,14 @@ def fig3_runs(u_true, grades, dists, weights, *, n, betas, zetas, repetitions, s
     """Fig 3's experiments: the intervals at ``n`` labelled queries under adversarial bias β (Sec. 8.2) and oracle
     weight ζ (Sec. 8.3); PPI's predictions follow the changed labels. Returns ``(beta summary, zeta summary,
     table)`` with ``table`` both summaries stacked (columns ``x`` and ``kind``)."""
-    frames = []
-    progress = Progress(len(betas) + len(zetas), f"Fig 3 settings ({repetitions} repetitions each)",
-                        unit="settings")
-    for kind, xs, change in (("beta", betas, lambda x: adversarial_bias(dists, x)),
-                             ("zeta", zetas, lambda x: oracle_mix(dists, grades, x))):
-        for x in xs:
-            r = ci_experiment(u_true, change(x), [n], weights=weights, repetitions=repetitions, seed=seed,
-                              alpha=alpha, n_boot=n_boot, n_batches=batches, target=target, split=split,
-                              bootstrap=bootstrap, label_gain=label_gain)
-            frames.append(r.assign(kind=kind, x=x))
-            log.info("%s = %g done", kind, x)
-            progress.advance()
-    progress.close()
+    settings = [("beta", x, adversarial_bias(dists, x)) for x in betas] + \
+               [("zeta", x, oracle_mix(dists, grades, x)) for x in zetas]
+    # one experiment for all settings: they share its random streams (splits, bootstrap, CRC batches), which are
+    # drawn once; each setting's table is that of its own ci_experiment call
+    results = ci_experiments(u_true, [d for _, _, d in settings], [n], weights=weights, repetitions=repetitions,
+                             seed=seed, alpha=alpha, n_boot=n_boot, n_batches=batches, target=target, split=split,
+                             bootstrap=bootstrap, label_gain=label_gain)
+    frames = [r.assign(kind=kind, x=x) for (kind, x, _), r in zip(settings, results)]
     runs = pd.concat(frames, ignore_index=True)
     bs = summarise(runs[runs.kind == "beta"].rename(columns={"x": "beta"}), "beta")
     zs = summarise(runs[runs.kind == "zeta"].rename(columns={"x": "zeta"}), "zeta")

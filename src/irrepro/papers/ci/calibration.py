@@ -144,8 +144,16 @@ def _batch_offsets(M, n):
 _OFFSETS: dict = {}
 
 
+def batch_counts(batches, n):
+    """``C`` (M, n) float: how often each of the n calibration queries occurs in each of the M batches (the matrix
+    the calibration multiplies by; computed once where several label sets are calibrated on the same batches)."""
+    B = np.asarray(batches)
+    M = B.shape[0]
+    return np.bincount((_batch_offsets(M, n) + B).ravel(), minlength=M * n).reshape(M, n).astype(float)
+
+
 def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None, correction="batches", tol=1e-6,
-                  grid=15, label_gain="expected_gain", check_batches=True):
+                  grid=15, label_gain="expected_gain", check_batches=True, counts=None):
     """Dual CRC calibration of ``λ_low`` and ``λ_high`` (Eqs. 22–24), vectorised over batches and λ.
 
     ``u_true`` (n,) human per-query values ``U(q)`` of the calibration queries, ``dists`` (n, depth, G) their LLM
@@ -158,7 +166,8 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
     where ``bound = ½(α − (1 − α)/M)`` (Eq. 24 as printed, ``correction="batches"``) or ``½(α − (1 − α)/n)``
     (``correction="queries"``: Eq. 15's finite-sample term counts the n distinct calibration queries, which is
     what the resampled batches are drawn from).  ``check_batches=False`` skips the range check of the indices (for
-    batches drawn by the caller with ``rng.integers(0, n, ...)``, which lie in range).  λ = ±1 are the limits of
+    batches drawn by the caller with ``rng.integers(0, n, ...)``, which lie in range); ``counts``: their
+    :func:`batch_counts`, where the caller has them already.  λ = ±1 are the limits of
     :func:`perturb`.  If even λ = 1
     (resp. −1) cannot meet the bound (e.g. bound ≤ 0 because M or n is too small), that λ is NaN and ``failed``
     is True.
@@ -177,7 +186,7 @@ def calibrate_crc(u_true, dists, batches, alpha=0.05, *, weights=None, gain=None
     if grid < 1:
         raise InputError(f"grid must be >= 1, got {grid}")
     # C[i, j] = how often query j occurs in batch i; b·(Û_CRC(Q̄_i, λ) − U(Q̄_i)) = (C (û_λ − u))_i
-    C = np.bincount((_batch_offsets(M, n) + B).ravel(), minlength=M * n).reshape(M, n).astype(float)
+    C = batch_counts(B, n) if counts is None else counts
     thr = bound * M   # risk < bound  ⇔  number of losses < bound·M
 
     kernel = _CRCKernel(P, w, *g)

@@ -10,7 +10,7 @@ import pandas as pd
 from irrepro.core.progress import Progress
 from irrepro.errors import InputError
 from irrepro.papers.ci.bootstrap import BOOTSTRAPS, bootstrap_ci
-from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
+from irrepro.papers.ci.calibration import batch_counts, calibrate_crc, crc_interval
 from irrepro.papers.ci.metric import (DEFAULT_LABEL_GAIN, _LOSS_RTOL, _check_alpha, _check_dist, _check_values,
                                       _gain_spec, _link, _query_weights)
 from irrepro.papers.ci.ppi import ppi_mean_ci
@@ -112,23 +112,56 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
     Returns a DataFrame with columns ``RESULT_COLUMNS`` (one row per method × n × repetition); ``covered`` is
     ``low ≤ target ≤ high``.
     """
+    return ci_experiments(u_true, [dists], n_values, weights=weights, u_preds=None if u_pred is None else [u_pred],
+                          gain=gain, repetitions=repetitions, seed=seed, alpha=alpha, n_boot=n_boot,
+                          n_batches=n_batches, groups=groups, methods=methods, correction=correction, tol=tol,
+                          grid=grid, target=target, split=split, bootstrap=bootstrap, label_gain=label_gain)[0]
+
+
+def ci_experiments(u_true, dists_list, n_values, *, weights=None, u_preds=None, gain=None, repetitions=500, seed=0,
+                   alpha=0.05, n_boot=10_000, n_batches=10_000, groups=None, methods=METHODS, correction="batches",
+                   tol=1e-6, grid=15, target="test", split="fixed", bootstrap="basic",
+                   label_gain=DEFAULT_LABEL_GAIN):
+    """:func:`ci_experiment` for several sets of LLM labels of the same queries at once (Fig 3's settings of β and
+    ζ): a list of result tables, the i-th equal to ``ci_experiment(u_true, dists_list[i], ...)`` (``u_preds[i]``
+    its ``u_pred``).
+
+    The settings share the experiment's random streams, so what depends only on them is computed once and used by
+    every setting: the splits, the bootstrap intervals (human values only), and each repetition's CRC batches and
+    their count matrix (:func:`~irrepro.papers.ci.calibration.batch_counts`); per setting remain PPI and the CRC
+    search. The results are those of separate calls, bit for bit."""
     alpha = _check_alpha(alpha)
     u_true = _check_values(u_true, "u_true", ndim=1)
     N = u_true.size
-    P = _check_dist(dists, "dists", min_ndim=3)
-    if P.ndim != 3 or P.shape[0] != N:
-        raise InputError(f"dists must have shape (N, depth, G) with N = len(u_true) = {N}, got {P.shape}")
-    W = np.ascontiguousarray(_query_weights(weights, N, P.shape[1]))
+    Ps = []
+    for dists in dists_list:
+        P = _check_dist(dists, "dists", min_ndim=3)
+        if P.ndim != 3 or P.shape[0] != N:
+            raise InputError(f"dists must have shape (N, depth, G) with N = len(u_true) = {N}, got {P.shape}")
+        Ps.append(P)
+    if not Ps:
+        return []
+    depths = {P.shape[1] for P in Ps}
+    if len(depths) != 1:
+        raise InputError(f"the label sets of one experiment must have one depth, got {sorted(depths)}")
+    W = np.ascontiguousarray(_query_weights(weights, N, Ps[0].shape[1]))
     if bootstrap not in BOOTSTRAPS:
         raise InputError(f"bootstrap must be one of {BOOTSTRAPS}, got {bootstrap!r}")
     if target not in TARGETS:
         raise InputError(f"target must be one of {TARGETS}, got {target!r}")
-    v, link = _gain_spec(gain, P.shape[-1], label_gain)
-    if u_pred is None:
-        u_pred = np.sum(_link(P @ v, link) * W, axis=-1)
-    u_pred = _check_values(u_pred, "u_pred", ndim=1)
-    if u_pred.size != N:
-        raise InputError(f"u_pred must have length N = {N}, got {u_pred.size}")
+    if u_preds is None:
+        u_preds = [None] * len(Ps)
+    if len(u_preds) != len(Ps):
+        raise InputError(f"u_preds: one per label set ({len(Ps)}), got {len(u_preds)}")
+    preds = []
+    for P, u_pred in zip(Ps, u_preds):
+        v, link = _gain_spec(gain, P.shape[-1], label_gain)
+        if u_pred is None:
+            u_pred = np.sum(_link(P @ v, link) * W, axis=-1)
+        u_pred = _check_values(u_pred, "u_pred", ndim=1)
+        if u_pred.size != N:
+            raise InputError(f"u_pred must have length N = {N}, got {u_pred.size}")
+        preds.append(u_pred)
     methods = tuple(methods)
     unknown = set(methods) - set(METHODS)
     if unknown:
@@ -149,8 +182,10 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
                              f"half of N = {N} queries)")
     target = u_true[test].mean(axis=1) if target == "test" else np.full(R, u_true.mean())
     reps = np.arange(R)
-    frames = []
-    progress = Progress(len(n_values) * R if "crc" in methods else 0, f"CRC calibrations (n = {n_values})",
+    S = len(Ps)
+    frames = [[] for _ in range(S)]
+    progress = Progress(len(n_values) * R * S if "crc" in methods else 0,
+                        f"CRC calibrations (n = {n_values}{f', {S} label sets' if S > 1 else ''})",
                         unit="calibrations")
     for n in n_values:
         lab = val[:, :n]
@@ -166,27 +201,35 @@ def ci_experiment(u_true, dists, n_values, *, weights=None, u_pred=None, gain=No
                 "width": high - low, "covered": covers(low, high, target), "target": target,
                 "failed": failed, "lam_low": lam_low, "lam_high": lam_high})
 
-        if "bootstrap" in methods:
+        if "bootstrap" in methods:   # human values only: the same for every label set
             b = bootstrap_ci(u_true[lab], alpha, n_boot, rng=stream("bootstrap"), kind=bootstrap)
-            frames.append(frame("bootstrap", b.estimate, b.low, b.high))
+            boot = frame("bootstrap", b.estimate, b.low, b.high)
+            for i in range(S):
+                frames[i].append(boot.copy())
         if "ppi" in methods:
-            p = ppi_mean_ci(u_true[lab], u_pred[lab], u_pred[test], alpha, include_labelled=True, ddof=1)
-            frames.append(frame("ppi", p.estimate, p.low, p.high))
+            for i in range(S):
+                p = ppi_mean_ci(u_true[lab], preds[i][lab], preds[i][test], alpha, include_labelled=True, ddof=1)
+                frames[i].append(frame("ppi", p.estimate, p.low, p.high))
         if "crc" in methods:
-            est, lo, hi = np.empty(R), np.empty(R), np.empty(R)
-            lam_lo, lam_hi, failed = np.empty(R), np.empty(R), np.zeros(R, bool)
+            est, lo, hi = np.empty((S, R)), np.empty((S, R)), np.empty((S, R))
+            lam_lo, lam_hi, failed = np.empty((S, R)), np.empty((S, R)), np.zeros((S, R), bool)
             rng = stream("crc")
             for r in range(R):
                 q = lab[r]
                 batches = rng.integers(0, n, size=(int(n_batches), n))
-                cal = calibrate_crc(u_true[q], P[q], batches, alpha, weights=W[q], gain=gain, correction=correction,
-                                    tol=tol, grid=grid, label_gain=label_gain, check_batches=False)
+                counts = batch_counts(batches, n)
                 t = test[r]
-                ci = crc_interval(P[t], cal, weights=W[t], gain=gain, label_gain=label_gain)
-                est[r], lo[r], hi[r] = ci
-                lam_lo[r], lam_hi[r], failed[r] = cal.lam_low, cal.lam_high, cal.failed
-                progress.advance()
-            frames.append(frame("crc", est, lo, hi, failed, lam_lo, lam_hi))
-        log.info("ci_experiment: n = %d done (%d repetitions, methods %s)", n, R, ",".join(methods))
+                for i, P in enumerate(Ps):
+                    cal = calibrate_crc(u_true[q], P[q], batches, alpha, weights=W[q], gain=gain,
+                                        correction=correction, tol=tol, grid=grid, label_gain=label_gain,
+                                        check_batches=False, counts=counts)
+                    ci = crc_interval(P[t], cal, weights=W[t], gain=gain, label_gain=label_gain)
+                    est[i, r], lo[i, r], hi[i, r] = ci
+                    lam_lo[i, r], lam_hi[i, r], failed[i, r] = cal.lam_low, cal.lam_high, cal.failed
+                    progress.advance()
+            for i in range(S):
+                frames[i].append(frame("crc", est[i], lo[i], hi[i], failed[i], lam_lo[i], lam_hi[i]))
+        log.info("ci_experiment: n = %d done (%d repetitions, methods %s%s)", n, R, ",".join(methods),
+                 f", {S} label sets" if S > 1 else "")
     progress.close()
-    return pd.concat(frames, ignore_index=True)[RESULT_COLUMNS]
+    return [pd.concat(f, ignore_index=True)[RESULT_COLUMNS] for f in frames]
