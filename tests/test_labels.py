@@ -639,6 +639,7 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     assert converted.model_id == str(folder) and converted.name == "smollm2-135m-instruct-q4_1"
     gguf = smollm2_labeler(batch_size=4, convert=False)
     assert gguf.name == converted.name  # one cache key whichever way the model was loaded
+    assert gguf.cache_key == converted.cache_key
     for prompt in ("trecdl", "binary"):
         assert converted.prompt_text(get_prompt(prompt), "q", "d") == gguf.prompt_text(get_prompt(prompt), "q", "d")
         a = converted.log_scores(prompt, list(HF_QUERIES), list(HF_DOCS))
