@@ -31,10 +31,10 @@ run: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 test: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
 
 # ruff on the Python, snakefmt on the rules, snakemake's own linter on the workflow (also run by tests/test_lint.py)
 lint: setup

@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,11 +27,11 @@ ClusterName=irrepro-test
 SlurmctldHost=localhost
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={d}/munge.socket
+AuthInfo=socket={s}/munge.socket
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
+SlurmdSpoolDir={s}/spool
 SlurmctldPidFile={d}/slurmctld.pid
 SlurmdPidFile={d}/slurmd.pid
 SlurmctldLogFile={d}/slurmctld.log
@@ -94,24 +95,28 @@ def slurm_cluster(scratch: Path, cpus: int = 2, mem_mb: int = 8000, timeout: flo
 @contextlib.contextmanager
 def _cluster(scratch, cpus, mem_mb, timeout):
     d = Path(scratch).resolve()
-    for sub in ("state", "spool", "munge"):
+    # the sockets (munge's, slurmd's step sockets in its spool) in a short folder of their own: a Unix socket path
+    # has at most 108 bytes, which a deep scratch folder (an xdist worker's, a long checkout path) exceeds
+    s = Path(tempfile.mkdtemp(prefix="irrepro-slurm-", dir="/tmp"))
+    for sub in ("state", "munge"):
         (d / sub).mkdir(parents=True, exist_ok=True)
+    (s / "spool").mkdir()
     os.chmod(d / "munge", 0o700)
     key = d / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
     os.chmod(key, 0o400)
     conf = d / "slurm.conf"
-    conf.write_text(CONF.format(d=d, cpus=cpus, mem=mem_mb))
+    conf.write_text(CONF.format(d=d, s=s, cpus=cpus, mem=mem_mb))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     procs: list[subprocess.Popen] = []
     etc = Path("/etc/slurm/slurm.conf")
     linked = False
     try:
         procs.append(subprocess.Popen(
-            ["munged", "-F", "--force", f"--key-file={key}", f"--socket={d}/munge.socket",
+            ["munged", "-F", "--force", f"--key-file={key}", f"--socket={s}/munge.socket",
              f"--pid-file={d}/munge/munged.pid", f"--log-file={d}/munge/munged.log", f"--seed-file={d}/munge/seed"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        _wait(lambda: (d / "munge.socket").exists(), timeout, "munged socket")
+        _wait(lambda: (s / "munge.socket").exists(), timeout, "munged socket")
         linked = link_config(etc, conf)
         procs.append(subprocess.Popen(["slurmctld", "-D", "-f", str(conf)], env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -136,6 +141,7 @@ def _cluster(scratch, cpus, mem_mb, timeout):
                 p.wait(timeout=5)
         if linked and etc.is_symlink():
             etc.unlink()
+        shutil.rmtree(s, ignore_errors=True)
 
 
 def link_config(etc: Path, conf: Path) -> bool:
