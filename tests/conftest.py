@@ -225,6 +225,9 @@ _BACKGROUND: dict = {}
 #: the xdist group of the tests that share the test-config DAG runs (``dag``, ``second_run``) and the SLURM test
 #: cluster: one worker runs them all, in the order below, so each run happens once per session
 DAG_GROUP = "dag"
+#: modules whose module-scoped fixtures are expensive (a model server, a DAG run, a loaded model), scheduled first
+#: after the DAG group so that the longest units start early (longest-first keeps both workers busy to the end)
+HEAVY_MODULES = ("test_vllm", "test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag")
 
 
 def xdist_worker() -> bool:
@@ -244,10 +247,8 @@ def pytest_collection_modifyitems(session, config, items):
     Tests that wait for the background second run go after the other DAG tests, so the tests before them run while
     it runs; after them the other SLURM tests, which need the test cluster it holds (one cluster per machine at a
     time). With pytest-xdist (``--dist loadgroup``) every test is in a group that one worker runs whole: the DAG
-    tests in :data:`DAG_GROUP` (the largest group, which xdist hands out first: two DAG runs, then the tests that
-    read them), every other test with the tests of its module (module-scoped fixtures are made once). xdist
-    hands out the larger groups first, so the vLLM module (four long tests) runs late, beside the SLURM tests, which
-    mostly wait on the scheduler: on two cores that fills the cores better than vLLM beside the two DAG runs."""
+    tests in :data:`DAG_GROUP`, scheduled first (the longest unit: two DAG runs, then the tests that read them),
+    every other test with the tests of its module (module-scoped fixtures are made once), heavy modules first."""
     def rank(item):
         if "second_run" in getattr(item, "fixturenames", ()):
             return 1
@@ -259,7 +260,14 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         group = DAG_GROUP if _needs_dag(item) else item.module.__name__
         item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: not _needs_dag(item))  # stable: the DAG group keeps its order (rank above)
+
+    def unit(item):
+        if _needs_dag(item):
+            return (0, rank(item))
+        name = item.module.__name__
+        return (1, HEAVY_MODULES.index(name)) if name in HEAVY_MODULES else (2, 0)
+
+    items.sort(key=unit)  # stable
 
 
 def pytest_collection_finish(session):

@@ -70,8 +70,7 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
 
         base = getattr(sys, "_base_executable", None) or sys.executable
         run(base, "-m", "venv", venv)
-        # --no-compile: bytecode only for the modules the server imports, written when it first imports them
-        run(python, "-m", "pip", "install", "-q", "--no-compile", requirement)
+        run(python, "-m", "pip", "install", "-q", requirement)
         run(python, "-m", "pip", "uninstall", "-y", "-q", *UNUSED_EXTRAS)
         run(python, "-c", "import vllm.entrypoints.openai.api_server")
         marker.write_text(requirement + "\n")
