@@ -2,10 +2,9 @@
 of its own, installed on first use and reused after), serving the converted SmolLM2-135M, labelled through the
 ``openai`` backend in scoring mode and compared with the in-process labeler on the same 24 vaswani pairs.
 
-Not skipped where vLLM installs (the test fails, it does not skip, when it cannot). Wall time here (2 shared
-cores, lightly loaded, 2026-11-25): about 80 s to install vLLM the first time, then 3 min 16 s: three server
-starts of 20-45 s (a degenerate server, the server, its restart after a kill), the in-process labels (about 30 s
-with the model's load) and about two minutes of labelling through the server."""
+Not skipped where vLLM installs (the test fails, it does not skip, when it cannot). Its cost: vLLM's install
+(about 80 s, the first time), three server starts (a degenerate server, the server, its restart after a kill), the
+in-process labels and the labelling through the server; the durations of a CI run are in docs/benchmark.md."""
 import os
 import sqlite3
 import threading
