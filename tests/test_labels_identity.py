@@ -15,6 +15,7 @@ import yaml
 
 from irrepro import labels as L
 from irrepro.errors import InputError
+from irrepro.labels.shards import cache_keys
 
 from test_labels import FakeServer, _chat_response, make_pairs
 
@@ -71,7 +72,7 @@ def test_labels_cached_under_a_label_file_s_bare_name_are_not_served(tmp_path):
     lab = L.FileLabeler(path)
     cache = tmp_path / "c.sqlite"
     with L.LabelCache(cache) as c:
-        c.put(lab.name, L.get_prompt("binary"), list(GRADES), np.tile([0.5, 0.5], (N, 1)))
+        c.put(lab.name, L.get_prompt("binary"), cache_keys(make_pairs(N)), np.tile([0.5, 0.5], (N, 1)))
     stats = {}
     out = L.label_pairs(lab, "binary", make_pairs(N), cache, progress=False, stats=stats)
     assert stats["cached"] == 0 and out.p_1.tolist() == [float(g) for g in GRADES.values()]

@@ -315,34 +315,77 @@ def test_truncated_safetensors_is_an_error_naming_the_file(tmp_path):
         L.HFLabeler(str(a), kind="causal")
 
 
-class Weighted(Counting):
-    """The hash labeler as a local model with weights ``weights_id``; ``shift`` moves its labels (other weights)."""
-
-    def __init__(self, shift=0.0, **kw):
-        super().__init__(**kw)
-        self.weights_id, self.shift = "0123456789abcdef" * 4, shift
+# ------------------------------------------------------------------------------- the texts in the cache key
+class ByText(Counting):
+    """Labels from the hash of the query and document texts (a model that reads its input), counting pairs."""
 
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
-        p = super().score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
-        return (p + self.shift) / (1 + self.shift * p.shape[1])
+        self.scored += list(zip(query_ids, doc_ids))
+        return L.HashLabeler.score(self, prompt, queries, docs, query_ids=queries, doc_ids=docs)
 
 
-@pytest.mark.parametrize("shift, adopted", [(0.0, True), (1e-7, True), (1e-3, False)])
-def test_labels_cached_before_the_weights_hash_are_adopted_only_when_a_sample_agrees(clean, tmp_path, shift,
-                                                                                     adopted, caplog):
-    path = _damaged(clean, tmp_path, lambda b: b)  # rows under the bare name 'hash:0'
-    lab = Weighted(shift=shift, batch_size=100)
-    assert lab.cache_key == "hash:0#0123456789abcdef"
-    with caplog.at_level("INFO", logger="irrepro.labels"):
+def test_pairs_with_the_same_ids_and_other_texts_are_not_served_each_other_s_labels(tmp_path):
+    """Two collections whose pairs share ids (vaswani's and cranfield's query 1, document 12) through one cache:
+    each gets the labels of its own texts, byte for byte those of a fresh cache; the same texts again are served."""
+    a = make_pairs(40)
+    b = a.assign(text=[t + " of the other collection" for t in a.text])
+    cache = tmp_path / "c.sqlite"
+    lab = ByText(batch_size=8)
+    first = L.label_pairs(lab, "trecdl", a, cache, progress=False)
+    stats = {}
+    second = L.label_pairs(lab, "trecdl", b, cache, progress=False, stats=stats)
+    assert stats["cached"] == 0 and len(lab.scored) == 80  # b's pairs labelled from b's texts
+    alone = L.label_pairs(ByText(batch_size=8), "trecdl", b, tmp_path / "fresh.sqlite", progress=False)
+    assert _tsv(second) == _tsv(alone) and _tsv(second) != _tsv(first)
+    lab.scored.clear()
+    again = L.label_pairs(lab, "trecdl", a.iloc[::-1], cache, progress=False, stats=stats)
+    assert lab.scored == [] and stats["cached"] == 40
+    assert _tsv(again.iloc[::-1].reset_index(drop=True)) == _tsv(first)
+    with L.LabelCache(cache) as c:
+        assert c.count(lab.cache_key) == 80  # one row per (ids, texts)
+
+
+def _unkeyed(clean, tmp_path):
+    """``clean``'s labels in a cache file laid out without input hashes."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    src = sqlite3.connect(clean[0])
+    rows = src.execute(f"SELECT {', '.join(L.LabelCache.UNKEYED_COLUMNS)} FROM labels").fetchall()
+    src.close()
+    con = sqlite3.connect(path)
+    con.execute(L.LabelCache.UNKEYED_SCHEMA.replace(L.LabelCache.UNKEYED_TABLE, "labels"))
+    con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    con.commit()
+    con.close()
+    return path, len(rows)
+
+
+def test_labels_cached_without_input_hashes_are_kept_and_never_served(clean, tmp_path, caplog):
+    path, n = _unkeyed(clean, tmp_path)
+    assert n == N
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
         out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
-    if adopted:
-        assert len(lab.scored) == 8 and "adopted 3000 label(s) cached under 'hash:0'" in caplog.text
-        assert _tsv(out.assign(labeler="hash:0")) == clean[1]  # the cached values, exactly
-    else:
-        assert len(lab.scored) == 8 + N and "differ from the current weights'" in caplog.text
+    assert len(lab.scored) == N and _tsv(out) == clean[1]  # every pair labelled again, the same labels
+    assert f"{N} label(s) were cached without the hash of the query and document texts" in caplog.text
     with L.LabelCache(path) as c:
-        assert c.count("hash:0#0123456789abcdef") == N
-        assert (c.count("hash:0"), c.count("hash:0#unverified")) == ((N, 0) if adopted else (0, N))
+        assert c.migrated == 0 and c.count() == N
+        kept = c.con.execute(f"SELECT COUNT(*) FROM {L.LabelCache.UNKEYED_TABLE}").fetchone()[0]
+    assert kept == N
     lab.scored.clear()
     L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
-    assert lab.scored == []  # checked once
+    assert lab.scored == []  # migrated once; the new labels are served
+
+
+def test_a_damaged_cache_without_input_hashes_is_recovered_unserved(clean, tmp_path, caplog):
+    path, _ = _unkeyed(clean, tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])
+    lab = Counting(batch_size=100)
+    with caplog.at_level("WARNING", logger="irrepro.labels"):
+        out = L.label_pairs(lab, "trecdl", make_pairs(N), path, progress=False)
+    assert _tsv(out) == clean[1] and len(lab.scored) == N
+    with L.LabelCache(path) as c:
+        kept = c.con.execute(f"SELECT COUNT(*) FROM {L.LabelCache.UNKEYED_TABLE}").fetchone()[0]
+    assert 0 < kept < N and "moved aside" in caplog.text

@@ -41,7 +41,7 @@ class Counting(HashLabeler):
 
 def _cache_rows(path):
     con = sqlite3.connect(path)
-    rows = con.execute("SELECT labeler, prompt_hash, query_id, doc_id, prompt_id, probs FROM labels "
+    rows = con.execute("SELECT labeler, prompt_hash, query_id, doc_id, input_hash, prompt_id, probs FROM labels "
                        "ORDER BY query_id, doc_id").fetchall()
     con.close()
     return rows
@@ -74,9 +74,9 @@ def test_gathered_table_and_cache_are_the_single_job_s(tmp_path, size):
     table = gather_shards(pairs, tables)
     write_labels(table, "coll", "h", tmp_path / "h.tsv")
     assert (tmp_path / "h.tsv").read_bytes() == want_table
-    assert merge_into_cache(table, "trecdl", tmp_path / "central.sqlite") == N
+    assert merge_into_cache(table, pairs, "trecdl", tmp_path / "central.sqlite") == N
     assert _cache_rows(tmp_path / "central.sqlite") == want_cache
-    assert merge_into_cache(table, "trecdl", tmp_path / "central.sqlite") == 0  # again: nothing new
+    assert merge_into_cache(table, pairs, "trecdl", tmp_path / "central.sqlite") == 0  # again: nothing new
 
 
 def test_shards_partition_the_distinct_pairs_in_file_order():

@@ -19,7 +19,8 @@ Labelers (one interface, :class:`Labeler`):
 - :class:`HashLabeler`    a deterministic pseudo-labeler (no model): tests, dry runs, timing the pipeline.
 
 :func:`label_pairs` labels a table of pairs through a SQLite cache keyed by (labeler cache key: its name plus a
-local model's weights hash, prompt hash, query id, document id): no pair is labelled twice, every batch is committed
+local model's weights hash, prompt hash, query id, document id, hash of the query and document texts): no pair is
+labelled twice, a label is served only for the texts it was computed from, every batch is committed
 as soon as it is done (an interrupted run resumes where it stopped), and several processes may share one cache
 file. A damaged cache file is moved aside and its readable labels kept; cached rows that are not distributions,
 and non-finite log-probabilities, never become labels. :func:`make_labeler` builds a labeler from a

@@ -1,8 +1,11 @@
 """The persistent label cache (:class:`LabelCache`): SQLite, keyed by (labeler cache key, prompt hash, query id,
-document id); checked when opened (:func:`check_or_recover`) and row by row when read (:func:`valid_probs`)."""
+document id, input hash), where the input hash (:func:`input_hash`) is the hash of the query and document texts the
+label was computed from; checked when opened (:func:`check_or_recover`) and row by row when read
+(:func:`valid_probs`)."""
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -16,6 +19,22 @@ import numpy as np
 from irrepro.labels.prompts import Prompt
 
 log = logging.getLogger("irrepro.labels")
+
+
+def input_hash(query: str, text: str) -> str:
+    """The first 32 hex digits of the sha256 of ``[query, text]`` as JSON (UTF-8): what a labeler reads of a pair.
+
+    Part of every cached label's key, so a label is served only for the texts it was computed from: two collections
+    whose pairs share ids (vaswani's and cranfield's query 1 and document 12), or a collection whose texts changed,
+    never get each other's labels, whatever the labeler or the prompt."""
+    return hashlib.sha256(json.dumps([str(query), str(text)], ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+def input_hashes(queries: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """:func:`input_hash` of each (query, text)."""
+    if len(queries) != len(texts):
+        raise ValueError(f"{len(queries)} queries, {len(texts)} texts")
+    return [input_hash(q, t) for q, t in zip(queries, texts)]
 
 
 def sum_tolerance(n_grades: int) -> float:
@@ -41,9 +60,10 @@ def valid_probs(text: str, n_grades: int | None = None) -> np.ndarray | None:
     return p
 
 
-def _readable_rows(path: str) -> tuple[list[tuple], int]:
-    """Every row of the ``labels`` table of a damaged SQLite file that can still be read, and how many rowid
-    ranges could not: rowids are read in chunks, and a chunk that fails is split until single rows."""
+def _readable_rows(path: str) -> tuple[list[tuple], int, bool]:
+    """Every row of the ``labels`` table of a damaged SQLite file that can still be read, how many rowid ranges
+    could not (rowids are read in chunks, and a chunk that fails is split until single rows), and whether the rows
+    carry an input hash (a file written without it: rows of :attr:`LabelCache.UNKEYED_COLUMNS`)."""
     import shutil
     import struct
 
@@ -65,13 +85,19 @@ def _readable_rows(path: str) -> tuple[list[tuple], int]:
     try:
         con = sqlite3.connect(scratch, isolation_level=None)
     except sqlite3.DatabaseError:
-        return rows, 1
+        return rows, 1, True
+    keyed = True
     try:
+        try:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(labels)").fetchall()]
+        except sqlite3.DatabaseError:
+            cols = []
+        keyed = not cols or "input_hash" in cols
         try:
             top = con.execute("SELECT max(rowid) FROM labels").fetchone()[0] or 0
         except sqlite3.DatabaseError:
             top = os.path.getsize(path) // 32 + 1  # a row takes more than 32 bytes
-        sql = "SELECT labeler, prompt_hash, query_id, doc_id, prompt_id, probs, created FROM labels WHERE " \
+        sql = f"SELECT {', '.join(LabelCache.COLUMNS if keyed else LabelCache.UNKEYED_COLUMNS)} FROM labels WHERE " \
               "rowid BETWEEN ? AND ?"
         stack = [(lo, min(lo + 4095, top)) for lo in range(1, top + 1, 4096)][::-1]
         while stack:
@@ -91,7 +117,7 @@ def _readable_rows(path: str) -> tuple[list[tuple], int]:
         for ext in ("", "-wal", "-shm"):
             if os.path.exists(scratch + ext):
                 os.remove(scratch + ext)
-    return rows, lost
+    return rows, lost, keyed
 
 
 def _damage(path: str) -> str | None:
@@ -138,14 +164,16 @@ def check_or_recover(path: str, timeout: float = 600.0) -> dict | None:
             for ext in ("", "-wal", "-shm"):
                 if os.path.exists(path + ext):
                     os.rename(path + ext, aside + ext)
-            rows, _ = _readable_rows(aside)
+            rows, _, keyed = _readable_rows(aside)
+            table = "labels" if keyed else LabelCache.UNKEYED_TABLE
             con = sqlite3.connect(path, isolation_level=None)
             try:
-                con.execute(LabelCache.SCHEMA)
-                con.execute("BEGIN IMMEDIATE")
-                con.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                con.execute("COMMIT")
-                kept = con.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+                con.execute(LabelCache.SCHEMA if keyed else LabelCache.UNKEYED_SCHEMA)
+                if rows:
+                    con.execute("BEGIN IMMEDIATE")
+                    con.executemany(f"INSERT OR IGNORE INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+                    con.execute("COMMIT")
+                kept = con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
             finally:
                 con.close()
             log.warning("label cache %s is damaged (%s): moved aside to %s (kept there); %d readable label(s) "
@@ -157,14 +185,28 @@ def check_or_recover(path: str, timeout: float = 600.0) -> dict | None:
 
 
 class LabelCache:
-    """A SQLite file of label distributions keyed by (labeler, prompt_hash, query_id, doc_id).
+    """A SQLite file of label distributions keyed by (labeler, prompt_hash, query_id, doc_id, input_hash).
 
-    WAL journal and a busy timeout, so several processes may read and write the same file; rows are inserted with
-    ``INSERT OR IGNORE`` (the first writer of a pair wins; a labeler's labels are deterministic, so both agree).
-    Distributions are stored as JSON arrays (exact float round trip). ``path=None`` or ``":memory:"``: in memory.
+    Pairs are named by ``(query_id, doc_id, input_hash)`` triples (:func:`input_hash` of the query and document
+    texts): a label is served only to the texts it was computed from. WAL journal and a busy timeout, so several
+    processes may read and write the same file; rows are inserted with ``INSERT OR IGNORE`` (the first writer of a
+    pair wins; a labeler's labels are deterministic, so both agree). Distributions are stored as JSON arrays (exact
+    float round trip). ``path=None`` or ``":memory:"``: in memory.
+
+    A file written without input hashes (its ``labels`` table lacks the column) is migrated when opened: its rows
+    are moved to the table ``labels_unkeyed``, kept and never served (nothing records which texts they were
+    computed from), and a warning says how many; the pairs are labelled again.
     """
 
+    COLUMNS = ("labeler", "prompt_hash", "query_id", "doc_id", "input_hash", "prompt_id", "probs", "created")
     SCHEMA = """CREATE TABLE IF NOT EXISTS labels (
+        labeler TEXT NOT NULL, prompt_hash TEXT NOT NULL, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,
+        input_hash TEXT NOT NULL, prompt_id TEXT NOT NULL, probs TEXT NOT NULL, created REAL NOT NULL,
+        PRIMARY KEY (labeler, prompt_hash, query_id, doc_id, input_hash))"""
+    #: rows of a cache written without input hashes: kept, never served
+    UNKEYED_TABLE = "labels_unkeyed"
+    UNKEYED_COLUMNS = ("labeler", "prompt_hash", "query_id", "doc_id", "prompt_id", "probs", "created")
+    UNKEYED_SCHEMA = f"""CREATE TABLE IF NOT EXISTS {UNKEYED_TABLE} (
         labeler TEXT NOT NULL, prompt_hash TEXT NOT NULL, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,
         prompt_id TEXT NOT NULL, probs TEXT NOT NULL, created REAL NOT NULL,
         PRIMARY KEY (labeler, prompt_hash, query_id, doc_id))"""
@@ -172,6 +214,7 @@ class LabelCache:
     def __init__(self, path=None, timeout: float = 600.0):
         self.path = ":memory:" if path in (None, ":memory:") else str(path)
         self.recovered: dict | None = None
+        self.migrated = 0
         self.bad_rows = 0
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -181,8 +224,6 @@ class LabelCache:
         if self.path != ":memory:":
             # switching to WAL while another process opens the file can fail at once with "database is locked"
             # (SQLite does not call the busy handler for it): retry until the timeout
-            import time
-
             deadline = time.monotonic() + timeout
             while True:
                 try:
@@ -193,7 +234,38 @@ class LabelCache:
                         raise
                     time.sleep(0.05)
             self.con.execute("PRAGMA synchronous = NORMAL")
+        self.migrated = self._migrate()
         self.con.execute(self.SCHEMA)
+
+    def _columns(self) -> list[str]:
+        return [r[1] for r in self.con.execute("PRAGMA table_info(labels)").fetchall()]
+
+    def _migrate(self) -> int:
+        """Move the rows of a ``labels`` table without input hashes to :attr:`UNKEYED_TABLE` (one transaction; a
+        process that finds it done does nothing); returns how many moved."""
+        cols = self._columns()
+        if not cols or "input_hash" in cols:
+            return 0
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            cols = self._columns()  # another process may have migrated it meanwhile
+            if not cols or "input_hash" in cols:
+                self.con.execute("COMMIT")
+                return 0
+            self.con.execute(self.UNKEYED_SCHEMA)
+            names = ", ".join(self.UNKEYED_COLUMNS)
+            n = self.con.execute(f"INSERT OR IGNORE INTO {self.UNKEYED_TABLE} ({names}) SELECT {names} FROM labels"
+                                 ).rowcount
+            self.con.execute("DROP TABLE labels")
+            self.con.execute(self.SCHEMA)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        log.warning("label cache %s: %d label(s) were cached without the hash of the query and document texts they "
+                    "were computed from (two collections with the same query and document ids shared them): not "
+                    "served, kept in its table %r; the pairs are labelled again", self.path, n, self.UNKEYED_TABLE)
+        return n
 
     def close(self):
         self.con.close()
@@ -211,80 +283,67 @@ class LabelCache:
             raise sqlite3.DatabaseError(f"label cache {self.path}: {e} (damaged while open; rerun: the cache is "
                                         "checked when opened and its readable labels kept)") from e
 
-    def get(self, labeler: str, prompt_hash: str, pairs: Sequence[tuple[str, str]],
+    def get(self, labeler: str, prompt_hash: str, pairs: Sequence[tuple[str, str, str]],
             n_grades: int | None = None) -> dict:
-        """``{(query_id, doc_id): np.ndarray}`` for the pairs already cached whose row is a distribution
+        """``{(query_id, doc_id, input_hash): np.ndarray}`` for the pairs already cached whose row is a distribution
         (:func:`valid_probs`); rows that are not are deleted (so they are labelled again) and counted in
         :attr:`bad_rows`."""
-        rows = self._select("SELECT query_id, doc_id, probs FROM labels WHERE labeler = ? AND prompt_hash = ?",
-                            (labeler, prompt_hash))
+        rows = self._select("SELECT query_id, doc_id, input_hash, probs FROM labels WHERE labeler = ? AND "
+                            "prompt_hash = ?", (labeler, prompt_hash))
         want = set(pairs)
         out, bad = {}, []
-        for q, d, p in rows:
-            if (q, d) not in want:
+        for q, d, h, p in rows:
+            if (q, d, h) not in want:
                 continue
             v = valid_probs(p, n_grades)
             if v is None:
-                bad.append((labeler, prompt_hash, q, d))
+                bad.append((labeler, prompt_hash, q, d, h))
             else:
-                out[(q, d)] = v
+                out[(q, d, h)] = v
         self.bad_rows = len(bad)
         if bad:
             self.con.execute("BEGIN IMMEDIATE")
             self.con.executemany("DELETE FROM labels WHERE labeler = ? AND prompt_hash = ? AND query_id = ? AND "
-                                 "doc_id = ?", bad)
+                                 "doc_id = ? AND input_hash = ?", bad)
             self.con.execute("COMMIT")
         return out
 
-    def put(self, labeler: str, prompt: Prompt, pairs: Sequence[tuple[str, str]], probs: np.ndarray) -> None:
-        """Insert one batch in one transaction (committed on return)."""
+    def put(self, labeler: str, prompt: Prompt, pairs: Sequence[tuple[str, str, str]], probs: np.ndarray) -> None:
+        """Insert one batch of ``(query_id, doc_id, input_hash)`` pairs in one transaction (committed on return)."""
         now = time.time()
-        rows = [(labeler, prompt.hash, q, d, prompt.id, json.dumps([float(x) for x in p]), now)
-                for (q, d), p in zip(pairs, probs)]
+        rows = [(labeler, prompt.hash, q, d, h, prompt.id, json.dumps([float(x) for x in p]), now)
+                for (q, d, h), p in zip(pairs, probs)]
         self.con.execute("BEGIN IMMEDIATE")
         try:
-            self.con.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self.con.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
 
-    def rows(self, labeler: str, prompt_hash: str, pairs: Sequence[tuple[str, str]]) -> list[tuple]:
-        """The stored rows ``(query_id, doc_id, prompt_id, probs_json)`` of the cached pairs among ``pairs``, sorted
-        by (query id, document id); ``probs_json`` is the stored text, so a copy is exact."""
-        rows = self._select("SELECT query_id, doc_id, prompt_id, probs FROM labels WHERE labeler = ? AND "
-                            "prompt_hash = ? ORDER BY query_id, doc_id", (labeler, prompt_hash))
+    def rows(self, labeler: str, prompt_hash: str, pairs: Sequence[tuple[str, str, str]]) -> list[tuple]:
+        """The stored rows ``(query_id, doc_id, input_hash, prompt_id, probs_json)`` of the cached pairs among
+        ``pairs``, sorted by (query id, document id, input hash); ``probs_json`` is the stored text, so a copy is
+        exact."""
+        rows = self._select("SELECT query_id, doc_id, input_hash, prompt_id, probs FROM labels WHERE labeler = ? AND "
+                            "prompt_hash = ? ORDER BY query_id, doc_id, input_hash", (labeler, prompt_hash))
         want = set(pairs)
-        return [r for r in rows if (r[0], r[1]) in want and valid_probs(r[3]) is not None]
+        return [r for r in rows if (r[0], r[1], r[2]) in want and valid_probs(r[4]) is not None]
 
     def put_rows(self, labeler: str, prompt_hash: str, rows: Sequence[tuple]) -> int:
-        """Insert rows ``(query_id, doc_id, prompt_id, probs_json)`` as they are (``INSERT OR IGNORE``, one
-        transaction, in the given order); returns how many were new."""
+        """Insert rows ``(query_id, doc_id, input_hash, prompt_id, probs_json)`` as they are (``INSERT OR IGNORE``,
+        one transaction, in the given order); returns how many were new."""
         now = time.time()
         before = self.count(labeler, prompt_hash)
         self.con.execute("BEGIN IMMEDIATE")
         try:
-            self.con.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 [(labeler, prompt_hash, q, d, pid, p, now) for q, d, pid, p in rows])
+            self.con.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 [(labeler, prompt_hash, q, d, h, pid, p, now) for q, d, h, pid, p in rows])
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
         return self.count(labeler, prompt_hash) - before
-
-    def rename(self, labeler: str, prompt_hash: str, new: str) -> int:
-        """Move the rows of (``labeler``, ``prompt_hash``) to the labeler key ``new`` (rows already there win);
-        returns how many moved."""
-        self.con.execute("BEGIN IMMEDIATE")
-        try:
-            n = self.con.execute("UPDATE OR IGNORE labels SET labeler = ? WHERE labeler = ? AND prompt_hash = ?",
-                                 (new, labeler, prompt_hash)).rowcount
-            self.con.execute("DELETE FROM labels WHERE labeler = ? AND prompt_hash = ?", (labeler, prompt_hash))
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
-        return n
 
     def count(self, labeler: str | None = None, prompt_hash: str | None = None) -> int:
         sql, args = "SELECT COUNT(*) FROM labels WHERE 1=1", []

@@ -11,7 +11,7 @@ import pandas as pd
 
 from irrepro.errors import InputError
 from irrepro.labels.base import Labeler, LabelerError, label_columns
-from irrepro.labels.cache import LabelCache
+from irrepro.labels.cache import LabelCache, input_hashes
 from irrepro.labels.prompts import get_prompt
 
 log = logging.getLogger("irrepro.labels")
@@ -19,23 +19,15 @@ log = logging.getLogger("irrepro.labels")
 PAIR_COLUMNS = ["query_id", "doc_id", "query", "text"]
 
 
-#: labels cached under a local model's bare name (before its weights' hash was part of the cache key) are adopted
-#: when this many of them, labelled again now, agree within ADOPT_TOLERANCE
-ADOPT_SAMPLE = 8
-#: padding, batch composition and memory alignment change float32 rounding by far less (SmolLM2 on config/test.yaml,
-#: 8 pairs labelled again in another batch: max |Δp| 2.4e-7, 2026-11-25); damaged weights move labels by far more
-#: (uniform labels, or p = 0.69 where intact weights give 0.99)
-ADOPT_TOLERANCE = 1e-5
-
-
 #: a labeler that gives pairs of this many distinct (query, text) inputs the same distribution is refused
 #: (:class:`DegeneracyCheck`). Fewer are not judged: the fake servers of the tests answer every request alike, and
 #: two or three documents may well get one label from a model that saturates; eight documents of different text
 #: whose every grade's log-probability agrees within DEGENERATE_TOLERANCE do not come from a model that read them
 DEGENERATE_PAIRS = 8
-#: on log p (p floored at 1e-300): batch composition and padding move a model's log-probabilities by about 1e-7
-#: (ADOPT_TOLERANCE's measurement); different documents move SmolLM2's by 1e-2 and more (tests/test_vllm.py)
-DEGENERATE_TOLERANCE = ADOPT_TOLERANCE
+#: on log p (p floored at 1e-300): padding, batch composition and memory alignment move a model's float32 outputs by
+#: far less (SmolLM2 on config/test.yaml, 8 pairs labelled again in another batch: max |Δp| 2.4e-7, 2026-11-25);
+#: different documents move SmolLM2's log-probabilities by 1e-2 and more (tests/test_vllm.py)
+DEGENERATE_TOLERANCE = 1e-5
 
 
 class DegeneracyCheck:
@@ -75,43 +67,14 @@ class DegeneracyCheck:
                                "server reply without the grades, or a prompt without the document gives this")
 
 
-def adopt_unkeyed(cache: LabelCache, labeler: Labeler, prompt, keys: list, queries: list, texts: list,
-                  first: dict) -> dict:
-    """Labels of ``keys`` cached under a local model's ``labeler.name`` alone, which carries no record of the
-    weights that made them (:func:`label_pairs` asks only when the key is name and weights, no other settings:
-    labels of a label file or a server are labelled again, never adopted): the first :data:`ADOPT_SAMPLE` are
-    labelled again with the current (verified) weights; when every one
-    agrees within :data:`ADOPT_TOLERANCE`, all are copied, exactly, under ``labeler.cache_key`` and returned;
-    otherwise none is served: they are moved to ``<name>#unverified`` (kept, never checked again) and a warning
-    says so."""
-    old = cache.get(labeler.name, prompt.hash, keys, n_grades=prompt.n_grades)
-    if not old:
-        return {}
-    sample = [k for k in keys if k in old][:ADOPT_SAMPLE]
-    idx = [first[k] for k in sample]
-    now = np.asarray(labeler.score(prompt, [queries[i] for i in idx], [texts[i] for i in idx],
-                                   query_ids=[k[0] for k in sample], doc_ids=[k[1] for k in sample]), dtype=float)
-    diff = float(np.max(np.abs(now - np.array([old[k] for k in sample]))))
-    if not diff <= ADOPT_TOLERANCE:
-        aside = f"{labeler.name}#unverified"
-        cache.rename(labeler.name, prompt.hash, aside)
-        log.warning("%s / %s: %d label(s) cached under %r without a weights hash differ from the current weights' "
-                    "(max |Δp| %.3g over %d pairs labelled again): not served, labelled again (kept in the cache "
-                    "under %r)", labeler.cache_key, prompt.id, len(old), labeler.name, diff, len(sample), aside)
-        return {}
-    cache.put_rows(labeler.cache_key, prompt.hash, cache.rows(labeler.name, prompt.hash, list(old)))
-    log.info("%s / %s: adopted %d label(s) cached under %r without a weights hash (the %d labelled again agree "
-             "within %.3g, max |Δp| %.3g)", labeler.cache_key, prompt.id, len(old), labeler.name, len(sample),
-             ADOPT_TOLERANCE, diff)
-    return old
-
-
 def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, batch_size: int | None = None,
                 progress: bool = True, log_interval: float = 10.0, stats: dict | None = None) -> pd.DataFrame:
     """Label (query, document) pairs through the cache: ``DataFrame[query_id, doc_id, labeler, prompt_id, p_0…]``.
 
     ``pairs`` has columns ``query_id, doc_id, query, text`` (ids are compared as strings); the result has one row
-    per input row, in input order (repeated pairs are labelled once). Pairs already in the cache at ``cache_path``
+    per input row, in input order (repeated pairs are labelled once). A pair is cached under its ids and the
+    :func:`~irrepro.labels.cache.input_hash` of its query and document texts, so a label is served only for the texts
+    it was computed from. Pairs already in the cache at ``cache_path``
     under (``labeler.cache_key``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
     time (default ``labeler.batch_size``), shortest texts first (less padding), and each batch is committed to the
     cache before the next starts, so a killed run loses at most the batch in flight (and, until the first labels
@@ -130,7 +93,8 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
         raise InputError(f"pairs table lacks the column(s) {missing}; expected {PAIR_COLUMNS}")
     qids = pairs["query_id"].astype(str).tolist()
     dids = pairs["doc_id"].astype(str).tolist()
-    keys = list(zip(qids, dids))
+    queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
+    keys = list(zip(qids, dids, input_hashes(queries, texts)))
     first = {}
     for i, k in enumerate(keys):
         first.setdefault(k, i)
@@ -145,10 +109,6 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
             log.warning("%s / %s: %d cached label(s) in %s are not distributions over %d grades (non-finite, "
                         "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
                         cache.bad_rows, cache_path, prompt.n_grades)
-        queries, texts = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
-        if labeler.weights_id and key == f"{labeler.name}#{labeler.weights_id[:16]}":
-            got.update(adopt_unkeyed(cache, labeler, prompt, [k for k in first if k not in got], queries, texts,
-                                     first))
         todo = [k for k in first if k not in got]
         todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
         total = len(todo)

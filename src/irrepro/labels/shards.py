@@ -8,7 +8,8 @@ by its own job into its own SQLite cache shard, and gathered into the canonical 
   :func:`~irrepro.labels.run.label_pairs`. Only this job writes its shard file; the central cache is only read.
 - :func:`gather_shards`: the shards' rows in ``pairs.tsv`` order, the same table :func:`label_pairs` returns for the
   whole file (so the labels table is byte-identical whatever the shard size or the order the shards finished);
-  :func:`merge_into_cache` adds them to the central cache sorted by (query id, document id).
+  :func:`merge_into_cache` adds them to the central cache sorted by (query id, document id), each keyed by the hash
+  of its query and document texts (:func:`~irrepro.labels.cache.input_hash`).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pandas as pd
 
 from irrepro.errors import InputError
 from irrepro.labels.base import Labeler, label_columns
-from irrepro.labels.cache import LabelCache
+from irrepro.labels.cache import LabelCache, input_hashes
 from irrepro.labels.prompts import get_prompt
 from irrepro.labels.run import label_pairs
 
@@ -45,6 +46,14 @@ def shard_plan(pairs: pd.DataFrame, size: int | None) -> dict:
 def pair_keys(pairs: pd.DataFrame) -> list[tuple[str, str]]:
     """The distinct ``(query_id, doc_id)`` pairs (as strings) in order of first appearance."""
     return list(dict.fromkeys(zip(pairs["query_id"].astype(str), pairs["doc_id"].astype(str))))
+
+
+def cache_keys(pairs: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The distinct ``(query_id, doc_id, input_hash)`` cache keys of a pairs table (``query_id, doc_id, query,
+    text``) in order of first appearance (:func:`~irrepro.labels.cache.input_hash`)."""
+    qids, dids = pairs["query_id"].astype(str).tolist(), pairs["doc_id"].astype(str).tolist()
+    hashes = input_hashes(pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist())
+    return list(dict.fromkeys(zip(qids, dids, hashes)))
 
 
 def shard_pairs(pairs: pd.DataFrame, shard: int, shards: int, size: int | None) -> pd.DataFrame:
@@ -73,13 +82,13 @@ def label_shard(labeler: Labeler, prompt, pairs: pd.DataFrame, shard_cache, cent
     in the shard file; central: copied from the central cache; labelled: by the labeler now).
     """
     prompt = get_prompt(prompt)
-    keys = pair_keys(pairs)
+    keys = cache_keys(pairs)
     with LabelCache(shard_cache) as sc:
         resumed = len(sc.rows(labeler.cache_key, prompt.hash, keys))
         central = 0
         if central_cache is not None and (central_cache == ":memory:" or Path(central_cache).exists()):
             with LabelCache(central_cache) as cc:
-                have = {(q, d) for q, d, _, _ in sc.rows(labeler.cache_key, prompt.hash, keys)}
+                have = {r[:3] for r in sc.rows(labeler.cache_key, prompt.hash, keys)}
                 central = sc.put_rows(labeler.cache_key, prompt.hash,
                                       cc.rows(labeler.cache_key, prompt.hash, [k for k in keys if k not in have]))
     counts = {"pairs": len(keys), "resumed": resumed, "central": central,
@@ -126,16 +135,23 @@ def gather_shards(pairs: pd.DataFrame, shards: list[pd.DataFrame]) -> pd.DataFra
     return out
 
 
-def merge_into_cache(table: pd.DataFrame, prompt, cache_path) -> int:
+def merge_into_cache(table: pd.DataFrame, pairs: pd.DataFrame, prompt, cache_path) -> int:
     """Add a labels table's distinct pairs (NaN rows left out, as :func:`label_pairs` does) to the cache at
-    ``cache_path``, sorted by (query id, document id), one transaction; returns how many were new."""
+    ``cache_path``, sorted by (query id, document id), one transaction; returns how many were new. ``table`` is the
+    :func:`gather_shards` table of ``pairs`` (one row per row of ``pairs``, in its order), whose query and document
+    texts give each label its input hash."""
     prompt = get_prompt(prompt)
+    if len(table) != len(pairs) or not (
+            (table.query_id.astype(str).to_numpy() == pairs.query_id.astype(str).to_numpy()).all()
+            and (table.doc_id.astype(str).to_numpy() == pairs.doc_id.astype(str).to_numpy()).all()):
+        raise InputError("the labels table is not row for row the pairs table it was gathered from")
     cols = label_columns(prompt.n_grades)
-    t = table.drop_duplicates(["query_id", "doc_id"]).sort_values(["query_id", "doc_id"])
+    t = table.assign(input_hash=input_hashes(pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()))
+    t = t.drop_duplicates(["query_id", "doc_id", "input_hash"]).sort_values(["query_id", "doc_id", "input_hash"])
     p = t[cols].to_numpy(dtype=float)
     ok = ~np.isnan(p).any(axis=1)
-    rows = [(q, d, prompt.id, json.dumps([float(x) for x in row]))
-            for q, d, row in zip(t.query_id[ok], t.doc_id[ok], p[ok])]
+    rows = [(q, d, h, prompt.id, json.dumps([float(x) for x in row]))
+            for q, d, h, row in zip(t.query_id[ok], t.doc_id[ok], t.input_hash[ok], p[ok])]
     names = t.labeler.unique()
     if len(names) != 1:
         raise InputError(f"one labeler per table expected, got {sorted(names)}")

@@ -11,7 +11,7 @@ with log_to(sm.log[0]) as log:
     spec, prompt = json.loads(sm.params.spec), get_prompt(sm.params.prompt)
     pairs = sampled(read_pairs(sm.input.pairs), sm.params.queries, sm.params.seed)
     table = gather_shards(pairs, [read_shard(p) for p in sm.input.shards])
-    new = merge_into_cache(table, scored_prompt(spec, prompt), sm.params.cache)
+    new = merge_into_cache(table, pairs, scored_prompt(spec, prompt), sm.params.cache)
     write_labels(finish_labels(table, pairs, spec, prompt, log), sm.wildcards.collection, sm.wildcards.labeler,
                  sm.output.labels)
     # the labelling happened in the shard jobs (their benchmark files time them): no pairs/s here
