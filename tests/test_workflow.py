@@ -53,6 +53,29 @@ def test_second_run_does_nothing(dag):
     assert "Nothing to be done" in p.stdout + p.stderr
 
 
+def test_a_second_config_in_the_same_clone_leaves_the_first_complete(dag):
+    """Another version of the test config with other text processing (another index) and one with the same (the
+    same index, shared): running both in the test run's directory leaves config/test.yaml with nothing to do."""
+    from irrepro.plan import index_key
+
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    other = {**cfg, "version": "test-stem", "retrieval": {**cfg["retrieval"], "stemmer": "krovetz"}}
+    same = {**cfg, "version": "test-same"}
+    assert index_key(other, "vaswani") != index_key(cfg, "vaswani") == index_key(same, "vaswani")
+    indexes = sorted(p.name for p in (dag / "resources" / "indexes").iterdir())
+    for c in (other, same):
+        p = dag / f"{c['version']}.yaml"
+        p.write_text(yaml.safe_dump(c))
+        out = snakemake(dag, "--cores", "2", f"results/{c['version']}/runs/vaswani/bm25_k1-0.9_b-0.75.run", config=p)
+        ran = {r for r, _ in _jobs(out.stdout + out.stderr)}
+        assert ("index" in ran) == (c is other), ran  # the same settings reuse the index
+        assert (dag / "results" / c["version"] / "runs" / "vaswani" / "bm25_k1-0.9_b-0.75.run").stat().st_size
+    assert sorted(p.name for p in (dag / "resources" / "indexes").iterdir()) == sorted(
+        indexes + [f"vaswani-{index_key(other, 'vaswani')}.pisa"])
+    p = snakemake(dag, "-n", "--cores", "1")
+    assert "Nothing to be done" in p.stdout + p.stderr
+
+
 def _jobs(dry_run_output):
     """(rule, wildcards) of every job a dry run lists."""
     jobs, rule = [], None

@@ -111,6 +111,13 @@ class Plan:
     systems: dict  # retrieved collection -> system names of the population grid
     papers: dict = field(default_factory=dict)  # included paper id -> its resolved plan (None: no plan module)
     measures: dict = field(default_factory=dict)  # scored id -> measures its score table holds (None: unknown)
+    index_keys: dict = field(default_factory=dict)  # retrieved collection -> :func:`index_key` of its PISA index
+
+    def index(self, collection: str) -> str:
+        """The PISA index of ``collection``: ``<resources_dir>/indexes/<collection>-<key>.pisa``, keyed by what it
+        is built from (:func:`index_key`), so configs that index a collection differently keep their own index and
+        configs that index it alike share one."""
+        return f"{self.res}/indexes/{collection}-{self.index_keys[collection]}.pisa"
 
     def require_measure(self, key: str, collection: str, measure: str) -> None:
         """Raise unless ``collection`` has a score table holding ``measure`` (``key``: the config key asking)."""
@@ -122,6 +129,22 @@ class Plan:
             where = "measures" if collection in self.collections else f"imports.{collection}"
             raise InputError(f"config key {key}: {collection!r} has no {measure!r} scores; add it to `{where}` "
                              f"(it has {sorted(have)})")
+
+
+def index_key(config: dict, collection: str) -> str:
+    """The first 16 hex digits of the sha256 of what a collection's index is built from, as canonical JSON: the
+    engine, the ir_datasets id (its files are md5-checked against ir_datasets' registry), the documents' artifact
+    and its declared md5 when the documents come from one, and the text processing (``retrieval.stemmer``,
+    ``retrieval.stopwords``). Not the results version, the depth or the systems: they do not change the index."""
+    import hashlib
+    import json
+
+    spec = config["collections"][collection]
+    art = spec.get("docs_artifact")
+    what = {"engine": "pisa", "dataset": spec["ir_datasets"],
+            "docs_artifact": None if not art else {"name": art, "md5": ARTIFACTS[art].md5},
+            "stemmer": config["retrieval"]["stemmer"], "stopwords": config["retrieval"]["stopwords"]}
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _measures(config: dict) -> dict:
@@ -152,7 +175,8 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     systems = {c: [s.name for s in population_of(config)] for c in collections}
     plan = Plan(version=config["version"], V=f"results/{config['version']}", res=config["resources_dir"],
                 mirror=config.get("mirror"), collections=collections, imports=imports,
-                all_scored=collections + imports, systems=systems, measures=_measures(config))
+                all_scored=collections + imports, systems=systems, measures=_measures(config),
+                index_keys={c: index_key(config, c) for c in collections})
     from irrepro.stats.plan import check as _check_stats
 
     _check_stats(config, plan)

@@ -4,7 +4,7 @@
 rule bv_querymodels:
     """Runs and per-topic scores of the query-model family (original, RM1, RM3 λ, RM1 − rn·D_N, target)."""
     input:
-        index=f"{RES}/indexes/{{collection}}.pisa",
+        index=lambda wc: PLAN.index(wc.collection),
         topics=f"{V}/collections/{{collection}}/topics.tsv",
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
         docs=lambda wc: docs_inputs(wc.collection),

@@ -2,18 +2,19 @@
 
 
 rule index:
-    """PISA index of a collection's documents (PyTerrier + pyterrier-pisa; no Java)."""
+    """PISA index of a collection's documents (PyTerrier + pyterrier-pisa; no Java), under a key of what it is built
+    from (irrepro.plan.index_key): shared by the configs that index a collection alike, never rebuilt by another's."""
     input:
-        topics=f"{V}/collections/{{collection}}/topics.tsv",
         docs=lambda wc: docs_inputs(wc.collection),
     output:
-        directory(f"{RES}/indexes/{{collection}}.pisa"),
+        directory(f"{RES}/indexes/{{collection}}-{{key}}.pisa"),
     log:
-        f"{V}/logs/index/{{collection}}.log",
+        f"{V}/logs/index/{{collection}}-{{key}}.log",
     benchmark:
-        f"{V}/benchmarks/index/{{collection}}.tsv"
+        f"{V}/benchmarks/index/{{collection}}-{{key}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+        key=_alt(sorted(set(PLAN.index_keys.values()))),
     priority: 50
     conda:
         "../envs/irrepro.yaml"
@@ -34,7 +35,7 @@ rule index:
 rule run:
     """One system of the population on one collection: a TREC run file."""
     input:
-        index=f"{RES}/indexes/{{collection}}.pisa",
+        index=lambda wc: PLAN.index(wc.collection),
         topics=f"{V}/collections/{{collection}}/topics.tsv",
         docs=lambda wc: docs_inputs(wc.collection),
     output:
