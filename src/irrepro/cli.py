@@ -87,6 +87,34 @@ def _mirror(a) -> int:
     return 0
 
 
+def _repro_versions(a) -> int:
+    """Compare two result folders run for run: the table (CSV to ``-o``, Markdown to stdout: the rows whose score is
+    not OK or whose document order differs) and a verdict line; exit status 0 when every shared score is OK and
+    every shared run ranks its documents alike (KTU 1), 1 otherwise."""
+    from irrepro.core.io import to_markdown
+    from irrepro.repro.table import compare_versions
+
+    table, s = compare_versions(a.original, a.reproduced, depth=a.depth, tolerance=a.tolerance)
+    if a.output:
+        table.to_csv(a.output, index=False, float_format="%.6g")
+    if s["identical"]:
+        print(f"identical: {s['runs']} run files and {len(s['collections'])} score tables of {a.original} and "
+              f"{a.reproduced} are byte for byte the same")
+        return 0
+    counts = table.verdict.value_counts().to_dict()
+    differ = (table.verdict != "OK") | (table.ktu < 1)
+    shown = table if a.all else table[differ]
+    if len(shown):
+        print(to_markdown(shown, "{:.6g}"))
+    print(f"not identical: {s['runs']} shared runs ({s['identical_runs']} identical files), "
+          f"{len(s['collections'])} collections ({s['identical_scores']} identical score tables); scores "
+          + ", ".join(f"{counts.get(v, 0)} {v}" for v in ("OK", "OKish", "FAIL"))
+          + f"; {table[table.ktu < 1].original.nunique()} runs rank their documents differently (KTU < 1)"
+          + (f"; only in {a.original}: {len(s['only_in_a'])} runs" if s["only_in_a"] else "")
+          + (f"; only in {a.reproduced}: {len(s['only_in_b'])} runs" if s["only_in_b"] else ""))
+    return 0 if not differ.any() and not s["only_in_a"] and not s["only_in_b"] else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="irrepro", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -110,6 +138,14 @@ def main(argv=None) -> int:
     m.add_argument("action", choices=["build", "check"])
     m.add_argument("dir", help="the mirror directory")
     m.add_argument("--configfile", nargs="+", help="config file(s) whose data to mirror (default: config/config.yaml)")
+    r = sub.add_parser("repro-versions", help="compare two result folders (results/<a> results/<b>) run for run: "
+                       "KTU, RBO, RMSE, p and an OK / OKish / FAIL verdict per score, or 'identical'")
+    r.add_argument("original", help="the original result folder, e.g. results/v1")
+    r.add_argument("reproduced", help="the reproduced result folder, e.g. a copy of results/v1 from another machine")
+    r.add_argument("-o", "--output", help="CSV of every run x measure")
+    r.add_argument("--depth", type=int, default=1000, help="ranks compared by KTU and RBO (default 1000)")
+    r.add_argument("--tolerance", type=float, default=0.0005, help="OKish tolerance (default 0.0005, Pyserini's)")
+    r.add_argument("--all", action="store_true", help="print every row, not only those that are not OK")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "artifacts":
@@ -127,6 +163,8 @@ def main(argv=None) -> int:
             return 0
         if a.cmd == "mirror":
             return _mirror(a)
+        if a.cmd == "repro-versions":
+            return _repro_versions(a)
         return _scores(a)
     except (InputError, MissingDataError) as e:
         print(f"irrepro: error: {e}", file=sys.stderr)

@@ -10,6 +10,8 @@ from irrepro.core.trec import run_files
 from irrepro.labels.stage import job_threads as _label_threads
 from irrepro.datasets.integrity import verify_artifact_cache
 from irrepro.plan import resolve as _resolve_plan
+from irrepro.repro.plan import resolve as _repro_plan
+from irrepro.retrieval.lucene import parse_system as _lucene_system
 from irrepro.schema import validate_config
 from irrepro.stats.plan import measures as _stats_measures
 
@@ -192,6 +194,36 @@ def stats_targets():
     return t + [f"{V}/stats/{c}/{f}" for c in STATS_MEASURES for f in ("reliability.csv", "power.csv", "dstudy.png")]
 
 
+# ---------------------------------------------------------------- repro.smk
+
+# the repro stage's plan (irrepro.repro.plan); None when repro.enabled is false
+REPRO = _repro_plan(config, PLAN) if config["repro"]["enabled"] else None
+
+
+def lucene_analyzer(collection, key):
+    """The analyzer whose Lucene index of ``collection`` has ``key``."""
+    return next(a for (c, a), k in REPRO.index_keys.items() if c == collection and k == key)
+
+
+def lucene_index_of(collection, system):
+    """The Lucene index a Lucene system runs on (its analyzer's)."""
+    return REPRO.index(RES, collection, _lucene_system(system).analyzer)
+
+
+def repro_runs(collection):
+    """The run files a collection's comparisons read: its Lucene runs, then the PISA runs."""
+    return [f"{V}/repro/runs/{collection}/{s}.run" for s in REPRO.lucene_systems] + [
+        f"{V}/runs/{collection}/{s}.run" for s in REPRO.pisa_systems
+    ]
+
+
+def repro_targets():
+    """Every table and figure of the repro stage (none when repro.enabled is false)."""
+    if not REPRO:
+        return []
+    return [f"{V}/repro/{c}.{ext}" for c in REPRO.collections for ext in ("csv", "md", "pdf", "png")]
+
+
 # ---------------------------------------------------------------- verify.smk
 
 
@@ -233,6 +265,7 @@ def before_cost():
         *spine_targets(),
         *querymodels_targets(),
         *stats_targets(),
+        *repro_targets(),
         *rules.verify_summary.output,
         *[f for p in PAPERS_PRESENT for f in getattr(rules, f"{p}_all").input],
     ]

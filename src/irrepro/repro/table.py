@@ -1,0 +1,182 @@
+"""The reproducibility table of a collection: (original, reproduced) run pairs judged with Breuer et al.'s measures
+(:mod:`irrepro.repro.measures`) and a regression verdict per score (:mod:`irrepro.repro.verdict`).
+
+A :class:`Comparison` names an original and a reproduced implementation of one experiment with two settings, a
+baseline and an advanced one (e.g. Lucene's BM25 and PISA's BM25, each at k1 0.9 b 0.4 and at k1 1.2 b 0.75). Both
+are run on the same topics and judged with the same qrels, so this is *reproducibility* in the naming
+:mod:`irrepro.repro.measures` follows (ACM badging v1.1, as ``repro_eval``): document order (KTU, RBO), per-topic
+scores (RMSE, paired t-test) and effects (ER, ΔRI) all apply.
+
+:func:`repro_table` writes one row per (comparison, setting, measure):
+
+``comparison, setting, original, reproduced, measure, topics, original_score, reproduced_score, difference,
+verdict, ktu, rbo, rmse, p_value, er, delta_ri, er_note``
+
+- ``original_score``/``reproduced_score``: mean over the topics both runs are scored on; ``verdict``: OK / OKish /
+  FAIL of the two means (:func:`~irrepro.repro.verdict.regression_verdict`, with the tolerance given).
+- ``ktu``, ``rbo``: mean over topics of the two runs' document orders to ``depth`` (the same for every measure of a
+  run pair); ``rmse``, ``p_value`` (paired t-test): over the per-topic scores of the measure.
+- ``er``, ``delta_ri``: of the comparison's baseline → advanced effect on the measure, the same on both settings'
+  rows; NaN with ``er_note`` saying why when the original effect (or a baseline mean) is below the printed
+  precision (:data:`~irrepro.repro.measures.MIN_EFFECT`).
+
+:func:`compare_versions` judges every run two result folders share (a run of one version as original, the other's as
+reproduced) and says when they are identical.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from irrepro.errors import InputError
+from irrepro.repro import measures as M
+from irrepro.repro.verdict import OKISH_TOLERANCE, regression_verdict
+
+COLUMNS = ["comparison", "setting", "original", "reproduced", "measure", "topics", "original_score",
+           "reproduced_score", "difference", "verdict", "ktu", "rbo", "rmse", "p_value", "er", "delta_ri", "er_note"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An original and a reproduced implementation, each as (baseline system, advanced system) run names."""
+
+    name: str
+    original: tuple[str, str]
+    reproduced: tuple[str, str]
+
+
+def _per_topic(scores: pd.DataFrame, system: str, measure: str) -> pd.Series:
+    s = scores[(scores.system == system) & (scores.measure == measure)]
+    if s.empty:
+        raise InputError(f"no {measure!r} scores of run {system!r} (scored runs: {sorted(scores.system.unique())})")
+    return s.set_index(s.topic.astype(str))["value"].astype(float).sort_index()
+
+
+def _common(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+    idx = a.index.intersection(b.index)
+    return a.loc[idx], b.loc[idx]
+
+
+def pair_rows(original: str, reproduced: str, runs: Mapping[str, pd.DataFrame], scores: pd.DataFrame, measures,
+              *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P, tolerance: float = OKISH_TOLERANCE) -> list[dict]:
+    """One row per measure for the run ``original`` against the run ``reproduced`` (no ER/ΔRI)."""
+    k = M.ktu(runs[original], runs[reproduced], depth=depth).mean
+    r = M.rbo(runs[original], runs[reproduced], depth=depth, p=rbo_p).mean
+    rows = []
+    for m in measures:
+        a, b = _common(_per_topic(scores, original, m), _per_topic(scores, reproduced, m))
+        if not len(a):
+            raise InputError(f"runs {original!r} and {reproduced!r} share no scored topic for {m!r}")
+        oa, rb = float(a.mean()), float(b.mean())
+        rows.append({"original": original, "reproduced": reproduced, "measure": m, "topics": len(a),
+                     "original_score": oa, "reproduced_score": rb, "difference": rb - oa,
+                     "verdict": regression_verdict(oa, rb, tolerance=tolerance), "ktu": k, "rbo": r,
+                     "rmse": M.rmse(a, b), "p_value": M.ttest_paired(a, b)})
+    return rows
+
+
+def repro_table(comparisons, runs: Mapping[str, pd.DataFrame], scores: pd.DataFrame, measures, *,
+                depth: int = M.DEPTH, rbo_p: float = M.RBO_P, tolerance: float = OKISH_TOLERANCE) -> pd.DataFrame:
+    """The table of the module docstring. ``runs``: run name → run frame (``query_id, doc_id, score``); ``scores``:
+    the canonical per-topic score table (``system, topic, measure, value``) holding every run named."""
+    out = []
+    for c in comparisons:
+        effects = {}
+        for m in measures:
+            ob, oa = (_per_topic(scores, s, m) for s in c.original)
+            rb, ra = (_per_topic(scores, s, m) for s in c.reproduced)
+            idx = ob.index.intersection(oa.index).intersection(rb.index).intersection(ra.index)
+            er = M.effect_ratio(ob.loc[idx], oa.loc[idx], rb.loc[idx], ra.loc[idx])
+            dri = M.delta_ri(ob.loc[idx], oa.loc[idx], rb.loc[idx], ra.loc[idx])
+            notes = [x for x in (er.reason, dri.reason) if x]
+            effects[m] = (er.value, dri.value, "; ".join(dict.fromkeys(notes)))
+        for setting, o, r in (("baseline", c.original[0], c.reproduced[0]), ("advanced", c.original[1],
+                                                                             c.reproduced[1])):
+            for row in pair_rows(o, r, runs, scores, measures, depth=depth, rbo_p=rbo_p, tolerance=tolerance):
+                er, dri, note = effects[row["measure"]]
+                out.append({"comparison": c.name, "setting": setting, **row, "er": er, "delta_ri": dri,
+                            "er_note": note})
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def plot_differences(table: pd.DataFrame, scores: pd.DataFrame, measures, title: str = ""):
+    """Per-topic differences (reproduced − original), sorted, one panel per (comparison, setting) row of the
+    table and measure column; each panel names the two means and the verdict."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pairs = table.drop_duplicates(["comparison", "setting"])[["comparison", "setting", "original", "reproduced"]]
+    measures = list(measures)
+    fig, axes = plt.subplots(len(pairs), len(measures), figsize=(3.2 * len(measures), 2.2 * len(pairs)),
+                             squeeze=False, sharey="col")
+    for i, (_, p) in enumerate(pairs.iterrows()):
+        for j, m in enumerate(measures):
+            ax = axes[i][j]
+            a, b = _common(_per_topic(scores, p.original, m), _per_topic(scores, p.reproduced, m))
+            d = np.sort((b - a).to_numpy())
+            ax.bar(np.arange(len(d)), d, width=1.0, color=np.where(d >= 0, "tab:blue", "tab:red"))
+            ax.axhline(0, color="black", lw=0.5)
+            row = table[(table.comparison == p.comparison) & (table.setting == p.setting) & (table.measure == m)]
+            r = row.iloc[0]
+            ax.set_title(f"{p.comparison}, {p.setting}\n{m}: {r.original_score:.4f} → {r.reproduced_score:.4f} "
+                         f"({r.verdict})", fontsize=7)
+            ax.set_xticks([])
+            if j == 0:
+                ax.set_ylabel("reproduced − original", fontsize=7)
+            ax.tick_params(labelsize=6)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def compare_versions(a, b, *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P,
+                     tolerance: float = OKISH_TOLERANCE) -> tuple[pd.DataFrame, dict]:
+    """Every run two result folders (``results/<a>``, ``results/<b>``) share, ``a``'s as original and ``b``'s as
+    reproduced: :func:`pair_rows` per collection and run (columns ``collection`` first). Returns ``(table,
+    summary)``; ``summary``: ``collections``, ``runs`` compared, ``identical_runs`` (byte for byte),
+    ``identical_scores`` (per-topic score tables equal), ``only_in_a``/``only_in_b`` (run paths), ``identical``
+    (every shared run file and score table identical, and none missing from either side)."""
+    from irrepro.core.scores import read_scores
+    from irrepro.core.trec import read_run
+
+    a, b = Path(a), Path(b)
+    for d in (a, b):
+        if not (d / "runs").is_dir():
+            raise InputError(f"{d}: not a results folder (no runs/ inside)")
+
+    def run_paths(d):
+        return {str(p.relative_to(d / "runs")): p for p in sorted((d / "runs").glob("*/*.run"))}
+
+    ra, rb = run_paths(a), run_paths(b)
+    shared = sorted(set(ra) & set(rb))
+    rows, same_runs, same_scores, colls = [], 0, 0, []
+    for coll in sorted({k.split("/")[0] for k in shared}):
+        sa, sb = a / "scores" / f"{coll}.tsv", b / "scores" / f"{coll}.tsv"
+        if not (sa.exists() and sb.exists()):
+            raise InputError(f"{coll}: runs in both folders but no score table {sa if not sa.exists() else sb}")
+        colls.append(coll)
+        A, B = read_scores(sa), read_scores(sb)
+        same_scores += int(sa.read_bytes() == sb.read_bytes())
+        measures = sorted(set(A.measure) & set(B.measure))
+        for key in [k for k in shared if k.split("/")[0] == coll]:
+            name = key.split("/", 1)[1][: -len(".run")]
+            same_runs += int(ra[key].read_bytes() == rb[key].read_bytes())
+            runs = {"a": read_run(ra[key]), "b": read_run(rb[key])}
+            sc = pd.concat([A[A.system == name].assign(system="a"), B[B.system == name].assign(system="b")])
+            for r in pair_rows("a", "b", runs, sc, measures, depth=depth, rbo_p=rbo_p, tolerance=tolerance):
+                rows.append({"collection": coll, **r, "original": f"{a.name}/{name}", "reproduced": f"{b.name}/{name}"})
+    cols = ["collection"] + [c for c in COLUMNS if c not in ("comparison", "setting", "er", "delta_ri", "er_note")]
+    table = pd.DataFrame(rows, columns=cols)
+    only_a, only_b = sorted(set(ra) - set(rb)), sorted(set(rb) - set(ra))
+    summary = {"collections": colls, "runs": len(shared), "identical_runs": same_runs,
+               "identical_scores": same_scores, "only_in_a": only_a, "only_in_b": only_b,
+               "identical": bool(shared) and same_runs == len(shared) and same_scores == len(colls)
+               and not only_a and not only_b}
+    return table, summary
