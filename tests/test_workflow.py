@@ -165,3 +165,38 @@ def test_bv_outputs_and_verify(dag):
     assert str(t.loc["table9/trec8-adhoc/original_norm", "ok"]) == "False"
     assert (v / "fig1_vaswani.png").stat().st_size > 10_000
     assert (v / "sigir13_figs_vaswani.png").exists()
+
+
+def test_repro_table_is_recomputable_from_its_runs_and_scores(dag):
+    """results/test/repro/vaswani.csv: Lucene (two analyzers) against PISA at two BM25 settings, every number read
+    back from the run files and the per-topic scores the stage wrote."""
+    from irrepro.core.trec import read_run
+    from irrepro.repro import effect_ratio, ktu, rbo
+
+    v = dag / "results" / "test"
+    t = pd.read_csv(v / "repro" / "vaswani.csv")
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    assert len(t) == 2 * 2 * len(cfg["measures"]) and set(t.verdict) <= {"OK", "OKish", "FAIL"}
+    assert set(t.comparison) == {"lucene-default vs pisa", "lucene-terrier vs pisa"}
+    scores = read_scores(v / "repro" / "scores" / "vaswani.tsv")
+
+    def run(name):
+        p = v / "repro" / "runs" / "vaswani" / f"{name}.run"
+        return read_run(p if p.exists() else v / "runs" / "vaswani" / f"{name}.run")
+
+    def per_topic(name, m):
+        return scores[(scores.system == name) & (scores.measure == m)].set_index("topic").value.sort_index()
+
+    for (o, r), g in t.groupby(["original", "reproduced"]):
+        assert o.startswith("lucene-") and not r.startswith("lucene-")
+        assert g.ktu.iloc[0] == pytest.approx(ktu(run(o), run(r), depth=100).mean, rel=1e-5)
+        assert g.rbo.iloc[0] == pytest.approx(rbo(run(o), run(r), depth=100).mean, rel=1e-5)
+        for _, row in g.iterrows():
+            assert row.original_score == pytest.approx(per_topic(o, row.measure).mean(), rel=1e-5)
+            assert row.reproduced_score == pytest.approx(per_topic(r, row.measure).mean(), rel=1e-5)
+    ap = t[(t.measure == "AP") & (t.comparison == "lucene-default vs pisa")].set_index("setting")
+    er = effect_ratio(*(per_topic(ap.loc[s, k], "AP") for k in ("original", "reproduced")
+                        for s in ("baseline", "advanced")))
+    assert ap.er.iloc[0] == pytest.approx(er.value, rel=1e-5)
+    # the PISA runs compared are the population's own files
+    assert (v / "runs" / "vaswani" / "bm25_k1-0.9_b-0.75.run").exists()

@@ -16,6 +16,7 @@ PAGES = {
     "docs/ci.md": ["ci.smk"],
     "docs/vb.md": ["vb.smk"],
     "docs/stats.md": ["stats.smk"],
+    "docs/repro.md": ["repro.smk"],
     "docs/labels.md": ["labels.smk"],
     "docs/report.md": ["fetch.smk", "evaluate.smk", "imports.smk", "verify.smk", "cost.smk", "provenance.smk"],
 }
