@@ -110,3 +110,19 @@ def test_repro_versions_command(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "scores 8 OK, 0 OKish, 0 FAIL; 1 runs rank their documents differently (KTU < 1)" in out
     assert len(pd.read_csv(tmp_path / "t.csv")) == 8
+
+
+def test_an_original_effect_within_its_noise_gives_no_er():
+    """The original's baseline → advanced effect is 2e-4 (above the printed precision) in topic noise of 0.02: its
+    t interval holds 0, ER's Fieller set is unbounded, and the point ratio is not reported."""
+    runs, _, c = _setup()
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.2, 0.5, len(TOPICS))
+    noise = rng.normal(0, 0.02, len(TOPICS))
+    noise -= noise.mean()  # the mean effect is exactly 2e-4
+    scores = _scores({"o-b": base, "o-a": base + 2e-4 + noise, "r-b": base, "r-a": base + 0.03 + noise})
+    t = repro_table([c], runs, scores, ["AP"], depth=30)
+    assert t.original_effect.iloc[0] == pytest.approx(2e-4)
+    assert t.er.isna().all() and t.er_low.isna().all()
+    assert t.er_note.str.contains("not distinguishable from 0").all()
+    assert (t.original_effect_low < 0).all() and (t.original_effect_high > 0).all()

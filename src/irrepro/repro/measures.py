@@ -285,6 +285,55 @@ def effect_ratio(orig_baseline, orig_advanced, repro_baseline, repro_advanced,
     return EffectRatio(effect_r / effect, effect, effect_r)
 
 
+@dataclass(frozen=True)
+class RatioInterval:
+    """A Fieller confidence set of a ratio of two means: ``[low, high]`` when bounded; ``bounded`` False (``low``,
+    ``high`` NaN) when the denominator's mean is not distinguishable from 0 at the level, and the set is unbounded;
+    ``denominator_low``/``high``: the t interval of the denominator's mean."""
+
+    low: float
+    high: float
+    bounded: bool
+    denominator_low: float
+    denominator_high: float
+
+
+def effect_ratio_interval(orig_baseline, orig_advanced, repro_baseline, repro_advanced,
+                          level: float = 0.95) -> RatioInterval:
+    """Fieller's confidence set (Fieller 1954) for ER of a reproduction on the *same* topics (reproducibility).
+
+    Per topic j let d_j = a_j - b_j (original effect) and d'_j = a'_j - b'_j (reproduced); ER = mean(d') / mean(d).
+    With the means' variances v_d, v_d' and covariance c (sample (co)variances over n topics divided by n) and
+    t = t_{n-1, (1+level)/2}, the ρ with (mean(d') - ρ mean(d))² <= t² (v_d' - 2ρc + ρ² v_d) form a bounded interval
+    exactly when mean(d)² > t² v_d, i.e. when the original effect is significantly different from 0 (its t interval
+    excludes 0); otherwise the set is unbounded: the data are consistent with any ER, and a point ER (however large)
+    says nothing. The set is the solutions of the quadratic
+    (mean(d)² - t² v_d) ρ² - 2 (mean(d) mean(d') - t² c) ρ + (mean(d')² - t² v_d') <= 0.
+    """
+    b, a = _paired(orig_baseline, orig_advanced, "ER interval, original experiment")
+    rb, ra = _paired(repro_baseline, repro_advanced, "ER interval, reproduced experiment")
+    if len(b) != len(rb):
+        raise InputError(f"ER interval: the original has {len(b)} topics, the reproduction {len(rb)}; Fieller's "
+                         "interval pairs them (the same topics)")
+    d, dr = a - b, ra - rb
+    n = len(d)
+    if n < 2:
+        raise InputError("ER interval: at least 2 topics are needed")
+    md, mr = float(d.mean()), float(dr.mean())
+    cov = np.cov(np.vstack([d, dr]), ddof=1) / n
+    vd, vr, c = float(cov[0, 0]), float(cov[1, 1]), float(cov[0, 1])
+    t = float(stats.t.ppf((1 + level) / 2, n - 1))
+    half = t * math.sqrt(vd)
+    A = md * md - t * t * vd
+    if not A > 0:
+        return RatioInterval(math.nan, math.nan, False, md - half, md + half)
+    B = md * mr - t * t * c
+    C = mr * mr - t * t * vr
+    disc = max(B * B - A * C, 0.0)
+    r = math.sqrt(disc)
+    return RatioInterval((B - r) / A, (B + r) / A, True, md - half, md + half)
+
+
 def delta_ri(orig_baseline, orig_advanced, repro_baseline, repro_advanced,
              min_effect: float = MIN_EFFECT) -> DeltaRI:
     """Delta relative improvement (Breuer et al. 2020, Sec. 4.3):

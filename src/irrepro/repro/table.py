@@ -10,15 +10,20 @@ scores (RMSE, paired t-test) and effects (ER, ΔRI) all apply.
 :func:`repro_table` writes one row per (comparison, setting, measure):
 
 ``comparison, setting, original, reproduced, measure, topics, original_score, reproduced_score, difference,
-verdict, ktu, rbo, rmse, p_value, er, delta_ri, er_note``
+verdict, ktu, rbo, rmse, p_value, er, er_low, er_high, delta_ri, original_effect, original_effect_low,
+original_effect_high, er_note``
 
 - ``original_score``/``reproduced_score``: mean over the topics both runs are scored on; ``verdict``: OK / OKish /
   FAIL of the two means (:func:`~irrepro.repro.verdict.regression_verdict`, with the tolerance given).
 - ``ktu``, ``rbo``: mean over topics of the two runs' document orders to ``depth`` (the same for every measure of a
   run pair); ``rmse``, ``p_value`` (paired t-test): over the per-topic scores of the measure.
 - ``er``, ``delta_ri``: of the comparison's baseline → advanced effect on the measure, the same on both settings'
-  rows; NaN with ``er_note`` saying why when the original effect (or a baseline mean) is below the printed
-  precision (:data:`~irrepro.repro.measures.MIN_EFFECT`).
+  rows; ``er_low``/``er_high``: ER's 95% Fieller interval (:func:`~irrepro.repro.measures.effect_ratio_interval`);
+  ``original_effect`` (mean advanced − baseline of the original) with its 95% t interval. ``er`` is NaN with
+  ``er_note`` saying why when the original effect is below the printed precision
+  (:data:`~irrepro.repro.measures.MIN_EFFECT`) or not distinguishable from 0 (its t interval holds 0: ER's
+  confidence set is then unbounded, and a point ratio of 90 or −40 carries no information); ``delta_ri`` when a
+  baseline mean is below the printed precision.
 
 :func:`compare_versions` judges every run two result folders share (a run of one version as original, the other's as
 reproduced) and says when they are identical.
@@ -37,7 +42,10 @@ from irrepro.repro import measures as M
 from irrepro.repro.verdict import OKISH_TOLERANCE, regression_verdict
 
 COLUMNS = ["comparison", "setting", "original", "reproduced", "measure", "topics", "original_score",
-           "reproduced_score", "difference", "verdict", "ktu", "rbo", "rmse", "p_value", "er", "delta_ri", "er_note"]
+           "reproduced_score", "difference", "verdict", "ktu", "rbo", "rmse", "p_value", "er", "er_low", "er_high",
+           "delta_ri", "original_effect", "original_effect_low", "original_effect_high", "er_note"]
+#: level of the ER interval (Fieller) and of the original effect's t interval
+ER_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -90,16 +98,23 @@ def repro_table(comparisons, runs: Mapping[str, pd.DataFrame], scores: pd.DataFr
             ob, oa = (_per_topic(scores, s, m) for s in c.original)
             rb, ra = (_per_topic(scores, s, m) for s in c.reproduced)
             idx = ob.index.intersection(oa.index).intersection(rb.index).intersection(ra.index)
-            er = M.effect_ratio(ob.loc[idx], oa.loc[idx], rb.loc[idx], ra.loc[idx])
-            dri = M.delta_ri(ob.loc[idx], oa.loc[idx], rb.loc[idx], ra.loc[idx])
+            args = (ob.loc[idx], oa.loc[idx], rb.loc[idx], ra.loc[idx])
+            er, dri = M.effect_ratio(*args), M.delta_ri(*args)
+            ci = M.effect_ratio_interval(*args, level=ER_LEVEL)
             notes = [x for x in (er.reason, dri.reason) if x]
-            effects[m] = (er.value, dri.value, "; ".join(dict.fromkeys(notes)))
+            value = er.value
+            if not ci.bounded and not notes:
+                value = float("nan")
+                notes.append(f"original effect {er.original_effect:+.4g} (95% t interval [{ci.denominator_low:+.4g}, "
+                             f"{ci.denominator_high:+.4g}]) is not distinguishable from 0: ER's confidence set is "
+                             f"unbounded (Fieller), the point ratio {er.value:.4g} says nothing")
+            effects[m] = {"er": value, "er_low": ci.low, "er_high": ci.high, "delta_ri": dri.value,
+                          "original_effect": er.original_effect, "original_effect_low": ci.denominator_low,
+                          "original_effect_high": ci.denominator_high, "er_note": "; ".join(dict.fromkeys(notes))}
         for setting, o, r in (("baseline", c.original[0], c.reproduced[0]), ("advanced", c.original[1],
                                                                              c.reproduced[1])):
             for row in pair_rows(o, r, runs, scores, measures, depth=depth, rbo_p=rbo_p, tolerance=tolerance):
-                er, dri, note = effects[row["measure"]]
-                out.append({"comparison": c.name, "setting": setting, **row, "er": er, "delta_ri": dri,
-                            "er_note": note})
+                out.append({"comparison": c.name, "setting": setting, **row, **effects[row["measure"]]})
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -172,7 +187,7 @@ def compare_versions(a, b, *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P,
             sc = pd.concat([A[A.system == name].assign(system="a"), B[B.system == name].assign(system="b")])
             for r in pair_rows("a", "b", runs, sc, measures, depth=depth, rbo_p=rbo_p, tolerance=tolerance):
                 rows.append({"collection": coll, **r, "original": f"{a.name}/{name}", "reproduced": f"{b.name}/{name}"})
-    cols = ["collection"] + [c for c in COLUMNS if c not in ("comparison", "setting", "er", "delta_ri", "er_note")]
+    cols = ["collection"] + COLUMNS[COLUMNS.index("original"):COLUMNS.index("p_value") + 1]
     table = pd.DataFrame(rows, columns=cols)
     only_a, only_b = sorted(set(ra) - set(rb)), sorted(set(rb) - set(ra))
     summary = {"collections": colls, "runs": len(shared), "identical_runs": same_runs,
