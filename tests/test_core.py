@@ -1,4 +1,5 @@
 """The core helpers: grouped reference rows, the writers, the one DCG definition, the plan."""
+import re
 import json
 
 import numpy as np
@@ -75,9 +76,10 @@ def test_plan_resolves_the_spine():
     cfg = {"version": "t", "resources_dir": "res", "mirror": None, "papers": [],
            "collections": {"vaswani": {"ir_datasets": "vaswani"}}, "imports": {"m": {"type": "matrix"}},
            "population": {"bm25": {"k1": [0.9], "b": [0.4]}, "dph": None, "pl2": None, "qld": None,
-                          "rm3": {"enabled": False}}}
+                          "rm3": {"enabled": False}}, "retrieval": {"stemmer": "porter2", "stopwords": "terrier"}}
     plan = resolve(cfg, check_ids=False)
     assert plan.V == "results/t" and plan.collections == ["vaswani"] and plan.imports == ["m"]
+    assert re.fullmatch(r"res/indexes/vaswani-[0-9a-f]{16}\.pisa", plan.index("vaswani"))
     assert plan.all_scored == ["vaswani", "m"] and plan.systems["vaswani"] == ["bm25_k1-0.9_b-0.4"]
     assert plan.papers == {}
 
@@ -104,7 +106,8 @@ def test_plan_knows_which_measures_each_score_table_holds():
            "collections": {"vaswani": {"ir_datasets": "vaswani"}},
            "imports": {"m": {"type": "matrix", "matrices": [{"measure": "ERR@20", "path": "x"}]},
                        "t": {"type": "trec_eval", "path": "y"}},
-           "population": {"bm25": {"k1": [0.9], "b": [0.4]}}}
+           "population": {"bm25": {"k1": [0.9], "b": [0.4]}},
+           "retrieval": {"stemmer": "porter2", "stopwords": "terrier"}}
     plan = resolve(cfg, check_ids=False)
     plan.require_measure("bv.fig1.collections", "vaswani", "AP")
     plan.require_measure("bv.fig1.collections", "t", "anything")  # trec_eval without a filter: unknown until read
