@@ -194,14 +194,6 @@ def test_system_names_read_back():
             L.parse_system(bad)
     with pytest.raises(InputError):
         pisa.parse_system(sy.name)  # a Lucene name is not taken for a PISA system
-    pop = L.population({"analyzers": ["default", "terrier"], "bm25": {"k1": [0.9, 1.2], "b": [0.4]}})
-    assert [s.name for s in pop] == ["lucene-bm25_k1-0.9_b-0.4", "lucene-bm25_k1-1.2_b-0.4",
-                                     "lucene-terrier-bm25_k1-0.9_b-0.4", "lucene-terrier-bm25_k1-1.2_b-0.4"]
-    assert L.population({"enabled": False, "bm25": {"k1": [0.9], "b": [0.4]}}) == []
-    with pytest.raises(InputError, match="unknown key"):
-        L.population({"bm25": {"k1": [0.9], "b": [0.4]}, "qld": {"mu": [1000]}})
-    with pytest.raises(InputError, match="unknown Lucene analyzer"):
-        L.population({"analyzers": ["porter2"], "bm25": {"k1": [0.9], "b": [0.4]}})
 
 
 def test_run_file_round_trip(indexes, tmp_path):

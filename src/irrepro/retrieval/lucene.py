@@ -164,24 +164,6 @@ def parse_system(name: str) -> LuceneSystem:
     return LuceneSystem(analyzer, base)
 
 
-def population(spec: Mapping) -> list[LuceneSystem]:
-    """Expand a Lucene population: ``analyzers`` (a list of names, default ``[default]``) times the ``bm25`` grid
-    and ``bm25.systems`` read as :func:`pisa.population` reads them; none when ``enabled`` is false."""
-    unknown = sorted(set(spec) - {"enabled", "analyzers", *MODELS})
-    if unknown:
-        raise InputError(f"config key lucene: unknown key(s) {unknown}; expected 'enabled', 'analyzers' and "
-                         f"{list(MODELS)}")
-    if not spec.get("enabled", True):
-        return []
-    analyzers = list(spec.get("analyzers") or [DEFAULT.name])
-    for a in analyzers:
-        get_analyzer(a)
-    if len(set(analyzers)) != len(analyzers):
-        raise InputError(f"config key lucene.analyzers: an analyzer is given twice: {analyzers}")
-    base = pisa.population({m: spec[m] for m in MODELS if m in spec})
-    return [LuceneSystem(a, s) for a in analyzers for s in base]
-
-
 # ---------------------------------------------------------------------------------------------- jar and Java
 
 def find_jar() -> Path:
