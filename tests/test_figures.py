@@ -230,6 +230,25 @@ def _dstudy():
     return [(dstudy_figure(rel, curves, COLL, 0.95), [COLL])]
 
 
+def _repro_differences():
+    from irrepro.repro.plots import plot_differences
+    from irrepro.repro.table import Comparison, repro_table
+    topics = [str(t) for t in range(1, 16)]
+
+    def run(seed):
+        rng = np.random.default_rng(seed)
+        return pd.DataFrame([(t, f"d{d}", float(s)) for t in topics
+                             for d, s in zip(rng.permutation(30)[:20], np.sort(rng.random(20))[::-1])],
+                            columns=["query_id", "doc_id", "score"])
+    base = RNG.uniform(0.2, 0.5, len(topics))
+    vals = {"o-b": base, "o-a": base + 0.05, "r-b": base + RNG.normal(0, 0.02, len(topics)), "r-a": base + 0.04}
+    scores = pd.DataFrame([(s, t, m, v) for s, arr in vals.items() for t, v in zip(topics, arr)
+                           for m in ("AP", "nDCG@10")], columns=["system", "topic", "measure", "value"])
+    t = repro_table([Comparison("o vs r", ("o-b", "o-a"), ("r-b", "r-a"))],
+                    {k: run(i) for i, k in enumerate(vals)}, scores, ["AP", "nDCG@10"], depth=20)
+    return [(plot_differences(t, scores, ["AP", "nDCG@10"], title=COLL), [COLL, "AP", "nDCG@10"])]
+
+
 BUILDERS = {
     "irrepro.core.cost.plot_cost": _cost,
     "irrepro.core.figures.verify_figure": _verify,
@@ -246,6 +265,7 @@ BUILDERS = {
     "irrepro.papers.sampling.plots.fig_accuracy": _sampling,
     "irrepro.papers.vb.plots.fig_across_k": _vb_across_k,
     "irrepro.papers.vb.plots.fig_forest": _vb_forest,
+    "irrepro.repro.plots.plot_differences": _repro_differences,
     "irrepro.retrieval.plots.population_figure": _population,
     "irrepro.stats.plots.dstudy_figure": _dstudy,
     "irrepro.stats.plots.pvalue_heatmap": _pvalue_heatmaps,

@@ -11,7 +11,7 @@ from irrepro.errors import InputError
 from irrepro.labels import HashLabeler, label_pairs
 from irrepro.labels.plan import shard_cache_path
 from irrepro.labels.shards import (gather_shards, label_shard, merge_into_cache, read_shard, shard_count,
-                                   shard_pairs, shard_plan, write_shard)
+                                   shard_hashes, shard_pairs, shard_plan, with_input_hashes, write_shard)
 from irrepro.labels.stage import resolve_device, write_labels
 
 N = 23  # distinct pairs; one more row repeats a pair
@@ -20,7 +20,7 @@ N = 23  # distinct pairs; one more row repeats a pair
 def _pairs():
     rows = [(f"q{i % 5}", f"d{i:02d}") for i in range(N)] + [("q0", "d00")]
     t = pd.DataFrame(rows, columns=["query_id", "doc_id"])
-    t["query"], t["text"] = "", ""
+    t["query"], t["text"] = "query " + t.query_id, "the text of " + t.doc_id
     return t
 
 
@@ -65,18 +65,21 @@ def test_gathered_table_and_cache_are_the_single_job_s(tmp_path, size):
     assert plan["pairs"] == N and n == {1: N, 7: 4, N: 1, None: 1}[size]
     tables = []
     for i in reversed(range(n)):  # the order the shards finish does not matter
-        out, counts = label_shard(HashLabeler(seed=3, batch_size=4), "trecdl", shard_pairs(pairs, i, n, size),
+        part = shard_pairs(pairs, i, n, size)
+        out, counts = label_shard(HashLabeler(seed=3, batch_size=4), "trecdl", part,
                                   tmp_path / f"shard-{i}.sqlite", tmp_path / "central.sqlite", progress=False)
         assert counts["labelled"] == counts["pairs"] and counts["resumed"] == counts["central"] == 0
-        write_shard(out, tmp_path / f"shard-{i}.tsv")
+        write_shard(with_input_hashes(out, part), tmp_path / f"shard-{i}.tsv")
         tables.append(read_shard(tmp_path / f"shard-{i}.tsv"))
     assert sum(len(t) for t in tables) == N
     table = gather_shards(pairs, tables)
     write_labels(table, "coll", "h", tmp_path / "h.tsv")
     assert (tmp_path / "h.tsv").read_bytes() == want_table
-    assert merge_into_cache(table, pairs, "trecdl", tmp_path / "central.sqlite") == N
-    assert _cache_rows(tmp_path / "central.sqlite") == want_cache
-    assert merge_into_cache(table, pairs, "trecdl", tmp_path / "central.sqlite") == 0  # again: nothing new
+    assert merge_into_cache(table, shard_hashes(tables), "trecdl", tmp_path / "central.sqlite") == N
+    assert _cache_rows(tmp_path / "central.sqlite") == want_cache  # the single job's rows, input hashes included
+    assert merge_into_cache(table, shard_hashes(tables), "trecdl", tmp_path / "central.sqlite") == 0  # nothing new
+    with pytest.raises(InputError, match="without the input_hash column"):
+        shard_hashes([t.drop(columns="input_hash") for t in tables])
 
 
 def test_shards_partition_the_distinct_pairs_in_file_order():

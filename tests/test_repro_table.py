@@ -7,7 +7,8 @@ import pytest
 
 from irrepro.core.scores import write_scores
 from irrepro.core.trec import write_run
-from irrepro.repro.table import COLUMNS, Comparison, compare_versions, plot_differences, repro_table
+from irrepro.repro.plots import plot_differences
+from irrepro.repro.table import COLUMNS, Comparison, compare_versions, repro_table
 
 TOPICS = [str(t) for t in range(1, 21)]
 

@@ -135,8 +135,9 @@ def test_malformed_user_run_fails_with_file_and_line_and_no_output(tmp_path, mir
     (runs / "good.run").write_text("1 Q0 d1 1 2.0 good\n1 Q0 d2 2 1.0 good\n")
     (runs / "bad.run").write_text("1 Q0 d1 1 2.0 bad\n1 Q0 d2 two 1.0 bad\n")
     (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
-    # only the spine: the paper and stats sections of config/test.yaml name collections this config drops
-    p = _write_cfg(tmp_path, collections={}, papers=[], querymodels={"collections": []}, stats={}, imports={
+    # only the spine: the paper, stats and repro sections of config/test.yaml name collections this config drops
+    p = _write_cfg(tmp_path, collections={}, papers=[], querymodels={"collections": []}, stats={},
+                   repro={"enabled": False}, imports={
         "mine": {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP"]}})
     r = snakemake(tmp_path, "--cores", "1", "results/test/scores/mine.tsv", config=p, check=False)
     assert r.returncode != 0
@@ -171,7 +172,7 @@ def test_repro_table_is_recomputable_from_its_runs_and_scores(dag):
     """results/test/repro/vaswani.csv: Lucene (two analyzers) against PISA at two BM25 settings, every number read
     back from the run files and the per-topic scores the stage wrote."""
     from irrepro.core.trec import read_run
-    from irrepro.repro import effect_ratio, ktu, rbo
+    from irrepro.repro import effect_ratio, effect_ratio_interval, ktu, rbo
 
     v = dag / "results" / "test"
     t = pd.read_csv(v / "repro" / "vaswani.csv")
@@ -194,9 +195,15 @@ def test_repro_table_is_recomputable_from_its_runs_and_scores(dag):
         for _, row in g.iterrows():
             assert row.original_score == pytest.approx(per_topic(o, row.measure).mean(), rel=1e-5)
             assert row.reproduced_score == pytest.approx(per_topic(r, row.measure).mean(), rel=1e-5)
-    ap = t[(t.measure == "AP") & (t.comparison == "lucene-default vs pisa")].set_index("setting")
-    er = effect_ratio(*(per_topic(ap.loc[s, k], "AP") for k in ("original", "reproduced")
-                        for s in ("baseline", "advanced")))
-    assert ap.er.iloc[0] == pytest.approx(er.value, rel=1e-5)
+    for (comp, m), g in t.groupby(["comparison", "measure"]):
+        g = g.set_index("setting")
+        args = [per_topic(g.loc[s, k], m) for k in ("original", "reproduced") for s in ("baseline", "advanced")]
+        er, ci = effect_ratio(*args), effect_ratio_interval(*args)
+        assert g.original_effect.iloc[0] == pytest.approx(er.original_effect, rel=1e-5, abs=1e-9)
+        if ci.bounded:  # ER reported with its Fieller interval
+            assert g.er.iloc[0] == pytest.approx(er.value, rel=1e-5)
+            assert g.er_low.iloc[0] == pytest.approx(ci.low, rel=1e-5, abs=1e-9)
+        else:  # the original effect's t interval holds 0: no ER, and the note says why
+            assert g.er.isna().all() and g.er_note.str.contains("not distinguishable from 0").all()
     # the PISA runs compared are the population's own files
     assert (v / "runs" / "vaswani" / "bm25_k1-0.9_b-0.75.run").exists()

@@ -102,8 +102,8 @@ def write_shard(table: pd.DataFrame, path) -> None:
 
 
 def read_shard(path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", dtype={"query_id": str, "doc_id": str, "labeler": str, "prompt_id": str},
-                       keep_default_na=False, na_values=[""])
+    return pd.read_csv(path, sep="\t", dtype={"query_id": str, "doc_id": str, "input_hash": str, "labeler": str,
+                                              "prompt_id": str}, keep_default_na=False, na_values=[""])
 
 
 def gather_shards(pairs: pd.DataFrame, shards: list[pd.DataFrame]) -> pd.DataFrame:
@@ -135,23 +135,45 @@ def gather_shards(pairs: pd.DataFrame, shards: list[pd.DataFrame]) -> pd.DataFra
     return out
 
 
-def merge_into_cache(table: pd.DataFrame, pairs: pd.DataFrame, prompt, cache_path) -> int:
-    """Add a labels table's distinct pairs (NaN rows left out, as :func:`label_pairs` does) to the cache at
-    ``cache_path``, sorted by (query id, document id), one transaction; returns how many were new. ``table`` is the
-    :func:`gather_shards` table of ``pairs`` (one row per row of ``pairs``, in its order), whose query and document
-    texts give each label its input hash."""
-    prompt = get_prompt(prompt)
+def with_input_hashes(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """A shard's :func:`label_pairs` table of ``pairs`` (one row per row, in its order) with the column
+    ``input_hash`` after ``doc_id``: the :func:`~irrepro.labels.cache.input_hash` of each pair's query and document
+    texts, which the gather needs to key the labels in the central cache (it reads no texts itself)."""
     if len(table) != len(pairs) or not (
             (table.query_id.astype(str).to_numpy() == pairs.query_id.astype(str).to_numpy()).all()
             and (table.doc_id.astype(str).to_numpy() == pairs.doc_id.astype(str).to_numpy()).all()):
-        raise InputError("the labels table is not row for row the pairs table it was gathered from")
+        raise InputError("the labels table is not row for row the pairs table it was labelled from")
+    out = table.copy()
+    out.insert(2, "input_hash", input_hashes(pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()))
+    return out
+
+
+def shard_hashes(shards: list[pd.DataFrame]) -> dict:
+    """``{(query_id, doc_id): input_hash}`` of the shards' tables (written by :func:`with_input_hashes`)."""
+    out = {}
+    for t in shards:
+        if "input_hash" not in t.columns:
+            raise InputError("a shard table without the input_hash column (written before the cache keyed labels by "
+                             "their texts): delete the shard files and run the shards again")
+        out.update(zip(zip(t.query_id.astype(str), t.doc_id.astype(str)), t.input_hash.astype(str)))
+    return out
+
+
+def merge_into_cache(table: pd.DataFrame, hashes: dict, prompt, cache_path) -> int:
+    """Add a labels table's distinct pairs (NaN rows left out, as :func:`label_pairs` does) to the cache at
+    ``cache_path``, each keyed by its input hash from ``hashes`` (``{(query_id, doc_id): input_hash}``,
+    :func:`shard_hashes`), sorted by (query id, document id), one transaction; returns how many were new."""
+    prompt = get_prompt(prompt)
     cols = label_columns(prompt.n_grades)
-    t = table.assign(input_hash=input_hashes(pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()))
-    t = t.drop_duplicates(["query_id", "doc_id", "input_hash"]).sort_values(["query_id", "doc_id", "input_hash"])
+    t = table.drop_duplicates(["query_id", "doc_id"]).sort_values(["query_id", "doc_id"])
+    keys = list(zip(t.query_id.astype(str), t.doc_id.astype(str)))
+    missing = [k for k in keys if k not in hashes]
+    if missing:
+        raise InputError(f"{len(missing)} labelled pairs without an input hash, e.g. {missing[:3]}")
     p = t[cols].to_numpy(dtype=float)
     ok = ~np.isnan(p).any(axis=1)
-    rows = [(q, d, h, prompt.id, json.dumps([float(x) for x in row]))
-            for q, d, h, row in zip(t.query_id[ok], t.doc_id[ok], t.input_hash[ok], p[ok])]
+    rows = [(q, d, hashes[(q, d)], prompt.id, json.dumps([float(x) for x in row]))
+            for (q, d), row, o in zip(keys, p, ok) if o]
     names = t.labeler.unique()
     if len(names) != 1:
         raise InputError(f"one labeler per table expected, got {sorted(names)}")

@@ -1,5 +1,5 @@
 """The reproducibility table of a collection: (original, reproduced) run pairs judged with Breuer et al.'s measures
-(:mod:`irrepro.repro.measures`) and a regression verdict per score (:mod:`irrepro.repro.verdict`).
+(:mod:`irrepro.repro.measures`) and a regression verdict per score (:mod:`irrepro.repro.verdict`); the figure of per-topic differences is :func:`irrepro.repro.plots.plot_differences`.
 
 A :class:`Comparison` names an original and a reproduced implementation of one experiment with two settings, a
 baseline and an advanced one (e.g. Lucene's BM25 and PISA's BM25, each at k1 0.9 b 0.4 and at k1 1.2 b 0.75). Both
@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
 import pandas as pd
 
 from irrepro.errors import InputError
@@ -57,14 +56,16 @@ class Comparison:
     reproduced: tuple[str, str]
 
 
-def _per_topic(scores: pd.DataFrame, system: str, measure: str) -> pd.Series:
+def per_topic(scores: pd.DataFrame, system: str, measure: str) -> pd.Series:
+    """The per-topic values of one run and measure (Series indexed by topic id as a string, sorted)."""
     s = scores[(scores.system == system) & (scores.measure == measure)]
     if s.empty:
         raise InputError(f"no {measure!r} scores of run {system!r} (scored runs: {sorted(scores.system.unique())})")
     return s.set_index(s.topic.astype(str))["value"].astype(float).sort_index()
 
 
-def _common(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+def common(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The two series on the topics they share."""
     idx = a.index.intersection(b.index)
     return a.loc[idx], b.loc[idx]
 
@@ -76,7 +77,7 @@ def pair_rows(original: str, reproduced: str, runs: Mapping[str, pd.DataFrame], 
     r = M.rbo(runs[original], runs[reproduced], depth=depth, p=rbo_p).mean
     rows = []
     for m in measures:
-        a, b = _common(_per_topic(scores, original, m), _per_topic(scores, reproduced, m))
+        a, b = common(per_topic(scores, original, m), per_topic(scores, reproduced, m))
         if not len(a):
             raise InputError(f"runs {original!r} and {reproduced!r} share no scored topic for {m!r}")
         oa, rb = float(a.mean()), float(b.mean())
@@ -95,8 +96,8 @@ def repro_table(comparisons, runs: Mapping[str, pd.DataFrame], scores: pd.DataFr
     for c in comparisons:
         effects = {}
         for m in measures:
-            ob, oa = (_per_topic(scores, s, m) for s in c.original)
-            rb, ra = (_per_topic(scores, s, m) for s in c.reproduced)
+            ob, oa = (per_topic(scores, s, m) for s in c.original)
+            rb, ra = (per_topic(scores, s, m) for s in c.reproduced)
             idx = ob.index.intersection(oa.index).intersection(rb.index).intersection(ra.index)
             args = (ob.loc[idx], oa.loc[idx], rb.loc[idx], ra.loc[idx])
             er, dri = M.effect_ratio(*args), M.delta_ri(*args)
@@ -116,39 +117,6 @@ def repro_table(comparisons, runs: Mapping[str, pd.DataFrame], scores: pd.DataFr
             for row in pair_rows(o, r, runs, scores, measures, depth=depth, rbo_p=rbo_p, tolerance=tolerance):
                 out.append({"comparison": c.name, "setting": setting, **row, **effects[row["measure"]]})
     return pd.DataFrame(out, columns=COLUMNS)
-
-
-def plot_differences(table: pd.DataFrame, scores: pd.DataFrame, measures, title: str = ""):
-    """Per-topic differences (reproduced − original), sorted, one panel per (comparison, setting) row of the
-    table and measure column; each panel names the two means and the verdict."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    pairs = table.drop_duplicates(["comparison", "setting"])[["comparison", "setting", "original", "reproduced"]]
-    measures = list(measures)
-    fig, axes = plt.subplots(len(pairs), len(measures), figsize=(3.2 * len(measures), 2.2 * len(pairs)),
-                             squeeze=False, sharey="col")
-    for i, (_, p) in enumerate(pairs.iterrows()):
-        for j, m in enumerate(measures):
-            ax = axes[i][j]
-            a, b = _common(_per_topic(scores, p.original, m), _per_topic(scores, p.reproduced, m))
-            d = np.sort((b - a).to_numpy())
-            ax.bar(np.arange(len(d)), d, width=1.0, color=np.where(d >= 0, "tab:blue", "tab:red"))
-            ax.axhline(0, color="black", lw=0.5)
-            row = table[(table.comparison == p.comparison) & (table.setting == p.setting) & (table.measure == m)]
-            r = row.iloc[0]
-            ax.set_title(f"{p.comparison}, {p.setting}\n{m}: {r.original_score:.4f} → {r.reproduced_score:.4f} "
-                         f"({r.verdict})", fontsize=7)
-            ax.set_xticks([])
-            if j == 0:
-                ax.set_ylabel("reproduced − original", fontsize=7)
-            ax.tick_params(labelsize=6)
-    if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
 
 
 def compare_versions(a, b, *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P,

@@ -1,7 +1,7 @@
 """Label one shard of a collection's pairs with one labeler, through the shard's own cache file."""
 from irrepro.core.logs import log_to
 from irrepro.labels.prompts import get_prompt
-from irrepro.labels.shards import label_shard, shard_pairs, write_shard
+from irrepro.labels.shards import label_shard, shard_pairs, with_input_hashes, write_shard
 from irrepro.labels.stage import configured_labeler, pairs_with_texts, sampled, scored_prompt
 from irrepro.labels.vllm import serving
 
@@ -21,4 +21,4 @@ with log_to(sm.log[0]) as log:
         out, counts = label_shard(labeler, scored_prompt(spec, prompt), pairs, sm.params.shard_cache, sm.params.cache)
     log.info("shard %d of %d: %d pairs, %d resumed from the shard cache, %d from the central cache, %d labelled",
              i, n, counts["pairs"], counts["resumed"], counts["central"], counts["labelled"])
-    write_shard(out, sm.output[0])
+    write_shard(with_input_hashes(out, pairs), sm.output[0])

@@ -7,7 +7,8 @@ from irrepro.core.io import write_table
 from irrepro.core.logs import log_to
 from irrepro.core.scores import read_scores
 from irrepro.core.trec import read_run
-from irrepro.repro.table import Comparison, plot_differences, repro_table
+from irrepro.repro.plots import plot_differences
+from irrepro.repro.table import Comparison, repro_table
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
