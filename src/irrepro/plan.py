@@ -136,14 +136,25 @@ def index_key(config: dict, collection: str) -> str:
     engine, the ir_datasets id (its files are md5-checked against ir_datasets' registry), the documents' artifact
     and its declared md5 when the documents come from one, and the text processing (``retrieval.stemmer``,
     ``retrieval.stopwords``). Not the results version, the depth or the systems: they do not change the index."""
+    return settings_key({"engine": "pisa", **documents_identity(config, collection),
+                         "stemmer": config["retrieval"]["stemmer"], "stopwords": config["retrieval"]["stopwords"]})
+
+
+def documents_identity(config: dict, collection: str) -> dict:
+    """What a collection's documents are: its ir_datasets id (whose files are md5-checked against ir_datasets'
+    registry) and, when they come from a declared artifact, its name and declared md5."""
+    spec = config["collections"][collection]
+    art = spec.get("docs_artifact")
+    return {"dataset": spec["ir_datasets"], "docs_artifact": None if not art else {"name": art,
+                                                                                   "md5": ARTIFACTS[art].md5}}
+
+
+def settings_key(what: dict) -> str:
+    """The first 16 hex digits of the sha256 of ``what`` as canonical JSON (sorted keys): the key of a derived file
+    built from exactly these settings."""
     import hashlib
     import json
 
-    spec = config["collections"][collection]
-    art = spec.get("docs_artifact")
-    what = {"engine": "pisa", "dataset": spec["ir_datasets"],
-            "docs_artifact": None if not art else {"name": art, "md5": ARTIFACTS[art].md5},
-            "stemmer": config["retrieval"]["stemmer"], "stopwords": config["retrieval"]["stopwords"]}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
 

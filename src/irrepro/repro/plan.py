@@ -2,12 +2,10 @@
 and the key of every Lucene index (:func:`lucene_index_key`). Errors name the dotted config key."""
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 
-from irrepro.datasets.mirror import ARTIFACTS
 from irrepro.errors import InputError
+from irrepro.plan import documents_identity, settings_key
 from irrepro.repro.table import Comparison
 from irrepro.retrieval import lucene
 from irrepro.retrieval.pisa import System
@@ -30,12 +28,9 @@ def lucene_index_key(config: dict, collection: str, analyzer: str) -> str:
     """The first 16 hex digits of the sha256 of what a collection's Lucene index is built from, as canonical JSON: the
     engine and its jar's version, the ir_datasets id, the documents' artifact and its declared md5, and the analyzer's
     settings (stemmer, stopword list and the sha256 of its words)."""
-    spec = config["collections"][collection]
-    art = spec.get("docs_artifact")
-    what = {"engine": "lucene", "pyserini": lucene.PYSERINI_VERSION, "dataset": spec["ir_datasets"],
-            "docs_artifact": None if not art else {"name": art, "md5": ARTIFACTS[art].md5},
-            "analyzer": lucene.get_analyzer(analyzer).settings()}
-    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+    return settings_key({"engine": "lucene", "pyserini": lucene.PYSERINI_VERSION,
+                         **documents_identity(config, collection),
+                         "analyzer": lucene.get_analyzer(analyzer).settings()})
 
 
 def _bm25(p: dict) -> System:
