@@ -214,8 +214,8 @@ def _toy(seed=0, Q=40, docs=30):
 def test_systems_table_truth_is_ir_measures_and_the_intervals_are_sane():
     runs, qrels, labels = _toy()
     lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=1)
-    table, diffs, per_query = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"], alpha=0.05,
-                                                       n_boot=2000, n_batches=2000, seed=0)
+    table, diffs, per_query, _ = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"],
+                                                          alpha=0.05, n_boot=2000, n_batches=2000, seed=0)
     assert set(table.method) == set(systems.METHODS) and len(table) == 2 * 2 * 4
     import ir_measures
     ndcg = ir_measures.nDCG(gains={0: 0, 1: 1, 2: 3}) @ 10  # gain 2^r - 1, as DCG@10 (ir_measures: linear)
@@ -227,32 +227,35 @@ def test_systems_table_truth_is_ir_measures_and_the_intervals_are_sane():
         nd = ir_measures.calc_aggregate([ndcg], q, run[["query_id", "doc_id", "score"]])[ndcg]
         t = table[(table.system == name) & (table.measure == "nDCG@10")]
         assert np.allclose(t.truth, nd)
-    # the estimate lies inside the bootstrap / PPI intervals; CRC's (the labels' Û, λ = 0) need not: both its λ are
-    # negative when the labels over-predict
-    t = table[table.method != "crc"]
+    # every estimate lies inside its interval; CRC's is the interval's centre (CRC gives no point estimate)
+    t = table
     assert (t.low <= t.estimate + 1e-12).all() and (t.estimate <= t.high + 1e-12).all()
+    crc = table[table.method == "crc"]
+    assert np.allclose(crc.estimate, (crc.low + crc.high) / 2)
     assert (table.low < table.high).all()
     assert (table.n == 10).all() and (table.N == qrels.query_id.nunique()).all()
     # bootstrap's estimate is the mean of the 10 labelled queries' human values
     pq = per_query[(per_query.system == "good") & (per_query.measure == "DCG@10")]
     b = table[(table.system == "good") & (table.measure == "DCG@10") & (table.method == "bootstrap")]
     assert np.isclose(b.estimate.iloc[0], pq[pq.labelled].u_true.mean())
-    # good labels: PPI is narrower than the bootstrap, and the difference good - poor excludes 0
+    # good labels: PPI is narrower than the bootstrap, and the difference poor − good (the baseline, listed first)
+    # excludes 0 and is negative, as its truth
     for m in ("DCG@10", "nDCG@10"):
         w = table[table.measure == m].groupby(["system", "method"]).width.first()
         assert (w.xs("ppi", level="method") < w.xs("bootstrap", level="method")).all()
     d = diffs[(diffs.measure == "DCG@10") & (diffs.method == "ppi")]
-    assert len(d) == 1 and d.excludes_zero.iloc[0] and d.estimate.iloc[0] > 0
+    assert len(d) == 1 and (d.system_a.iloc[0], d.system_b.iloc[0]) == ("poor", "good")
+    assert d.excludes_zero.iloc[0] and d.estimate.iloc[0] < 0 and d.truth.iloc[0] < 0
 
 
 def test_systems_intervals_do_not_read_the_evaluated_queries_grades():
     """Changing the qrels of queries that are not labelled moves only the truth, never an interval."""
     runs, qrels, labels = _toy(2)
     lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=3)
-    a, _, _ = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
+    a, *_ = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
     q2 = qrels.copy()
     q2.loc[~q2.query_id.isin(lq), "relevance"] = 1 - q2.loc[~q2.query_id.isin(lq), "relevance"].clip(upper=1)
-    b, _, _ = systems.evaluate_systems(runs, q2, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
+    b, *_ = systems.evaluate_systems(runs, q2, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
     cols = ["estimate", "low", "high"]
     assert np.array_equal(a[cols].to_numpy(), b[cols].to_numpy())
     assert not np.allclose(a.truth, b.truth)
@@ -295,19 +298,21 @@ def test_plan_markdown_keeps_every_row_and_says_what_inf_and_beyond_n_mean():
     assert "90% interval" in planning.plan_markdown(need, "vaswani", alpha=0.1)
 
 
-def test_systems_markdown_marks_a_crc_estimate_outside_its_interval(tmp_path):
-    row = {"measure": "DCG@10", "system": "bm25", "width": 0.6, "truth": 1.9, "covered": True}
-    table = pd.DataFrame([{**row, "method": "crc", "estimate": 1.58, "low": 1.62, "high": 2.21},
-                          {**row, "system": "qld", "method": "crc", "estimate": 1.31, "low": 1.11, "high": 1.88},
-                          {**row, "method": "ppi", "estimate": 0.50, "low": 1.52, "high": 2.32}])
-    diffs = pd.DataFrame(columns=["measure", "system_a", "system_b", "method", "estimate", "low", "high",
-                                  "excludes_zero", "truth", "covered"])
+def test_systems_markdown_names_each_estimate_and_shows_crc_centre(tmp_path):
+    """CRC's estimate column is its interval's centre, and the Markdown says what each estimate is: no estimate
+    outside its own interval, no unexplained mark."""
+    runs, qrels, labels = _toy(4)
+    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=2)
+    table, diffs, _, bias = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10"], n_boot=200, n_batches=200)
     path = tmp_path / "s.md"
-    systems.write_systems_md(table, diffs, "vaswani", "minilm", ["1", "2"], 0.05, path)
-    rows = [line for line in path.read_text().splitlines() if line.startswith("| DCG@10 ")]
-    assert "| 1.5800 † |" in rows[0] and "†" not in rows[1]  # outside / inside its interval
-    assert "†" not in rows[2]  # only CRC's estimate is not the interval's centre by construction
-    assert "† marks one outside its interval" in path.read_text()
+    systems.write_systems_md(table, diffs, "vaswani", "minilm", lq, 0.05, path, bias=bias)
+    md = path.read_text()
+    assert "†" not in md and "its estimate is the interval's centre" in md
+    for r in table.itertuples():
+        assert r.low <= r.estimate <= r.high
+        assert f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f} | [{r.low:.4f}, {r.high:.4f}] |" in md
+    assert "Differences from the baseline good" in md and "| DCG@10 | poor − good |" in md
+    assert "Label bias on the 10 judged queries" in md and "Self-preference warning" not in md
 
 
 def test_the_plan_checks_the_systems_block():
@@ -393,8 +398,8 @@ def test_human_values_are_the_qrels_grades_and_labels_on_fewer_grades_are_refuse
         systems.check_grade_scale(qrels, 2, "config key ci.systems.prompt: 'binary'", "dl19-pool")
     # labels on the qrels' scale: the truth is ir_measures' DCG@10 and nDCG@10 (gain 2^r − 1), and not every row
     # covers it
-    table, _, _ = systems.evaluate_systems(runs, qrels, labels(4), lq, ["DCG@10", "nDCG@10"], n_boot=200,
-                                           n_batches=200)
+    table, *_ = systems.evaluate_systems(runs, qrels, labels(4), lq, ["DCG@10", "nDCG@10"], n_boot=200,
+                                         n_batches=200)
     ndcg = ir_measures.nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 10
     for name, run in runs.items():
         t = table[table.system == name].set_index("measure").truth
@@ -444,8 +449,8 @@ def test_a_labeler_giving_one_grade_has_no_crc_interval_and_says_why(tmp_path):
     qrels["relevance"] = qrels.relevance.clip(upper=1)
     one = labels[["query_id", "doc_id"]].assign(p_0=1.0, p_1=0.0)
     lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=1)
-    table, diffs, _ = systems.evaluate_systems(runs, qrels, one, lq, ["DCG@10", "nDCG@10"], n_boot=200,
-                                               n_batches=200)
+    table, diffs, _, _ = systems.evaluate_systems(runs, qrels, one, lq, ["DCG@10", "nDCG@10"], n_boot=200,
+                                                  n_batches=200)
     crc = table[table.method == "crc"]
     assert crc.low.isna().all() and crc.high.isna().all()
     assert crc.note.str.startswith("no CRC interval: the labels give every ranked document of the labelled "
@@ -459,6 +464,6 @@ def test_a_labeler_giving_one_grade_has_no_crc_interval_and_says_why(tmp_path):
     assert md.count("| crc | ") == 4 and md.count("no interval (see below)") == 4 and "[nan" not in md
     assert "Rows without an interval:" in md and "DCG@10, good, crc: no CRC interval" in md
     # labels with some mass on every grade: every row has an interval, and the table has no note column
-    table, diffs, _ = systems.evaluate_systems(runs, qrels, one.assign(p_0=0.9, p_1=0.1), lq, ["DCG@10"],
-                                               n_boot=200, n_batches=200)
+    table, diffs, _, _ = systems.evaluate_systems(runs, qrels, one.assign(p_0=0.9, p_1=0.1), lq, ["DCG@10"],
+                                                  n_boot=200, n_batches=200)
     assert np.isfinite(table.low).all() and "note" not in systems.systems_long(table, diffs)

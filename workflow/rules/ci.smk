@@ -183,7 +183,8 @@ rule ci_systems_pairs:
     labelled are in the cache) and the human-labelled queries (drawn with ci.systems.seed, or the list)."""
     input:
         runs=lambda wc: list(CIS["runs"].values()),
-        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+        qrels=lambda wc: CIS["qrels"],
+        topics=lambda wc: CIS["topics"],
         labelled_pairs=lambda wc: (
             [f"{V}/labels/{wc.collection}/pairs.tsv"] if wc.collection in LABELS.collections else []
         ),
@@ -210,6 +211,7 @@ rule ci_systems_pairs:
         seed=lambda wc: CIS["seed"],
         prompt=lambda wc: CIS["prompt"],
         n_grades=lambda wc: CIS["n_grades"],
+        mode=lambda wc: CIS["mode"],
     script:
         "../scripts/ci/systems_pairs.py"
 
@@ -220,7 +222,7 @@ rule ci_systems_labels:
     input:
         pairs=f"{V}/ci/systems/{{collection}}/pairs.tsv",
         queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
-        topics=f"{V}/collections/{{collection}}/topics.tsv",
+        topics=lambda wc: CIS["topics"],
         docs=lambda wc: docs_inputs(wc.collection),
         files=lambda wc: LABELS.files[CIS["labeler"]],
         # the label stage labels its own pairs first (its pairs/s and, for batch-dependent kernels, its values do
@@ -260,11 +262,12 @@ rule ci_systems_labels:
 
 
 rule ci_systems:
-    """ci.systems: per system and measure the bootstrap, PPI, PPI++ and CRC intervals beside the value by all
-    human labels, and the intervals of each pair's difference."""
+    """ci.systems: per system and measure the bootstrap, PPI, PPI++ and CRC intervals (beside the value by all
+    human labels in mode validation), each system's difference from the baseline and the labels' bias."""
     input:
         runs=lambda wc: list(CIS["runs"].values()),
-        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+        qrels=lambda wc: CIS["qrels"],
+        topics=lambda wc: CIS["topics"],
         labels=f"{V}/ci/systems/{{collection}}/labels.tsv",
         queries=f"{V}/ci/systems/{{collection}}/queries.tsv",
     output:
@@ -300,6 +303,10 @@ rule ci_systems:
         measures=lambda wc: CIS["measures"],
         labeler=lambda wc: CIS["labeler"],
         seed=lambda wc: CIS["seed"],
+        mode=lambda wc: CIS["mode"],
+        baseline=lambda wc: CIS["baseline"],
+        correction=lambda wc: CIS["correction"],
+        same_model=lambda wc: CIS["same_model"],
         alpha=config["ci"]["alpha"],
         n_boot=config["ci"]["n_boot"],
         batches=config["ci"]["batches"],
@@ -329,6 +336,13 @@ rule ci_systems_plan:
             category="CI with LLM labels",
             labels={"figure": "planning: width against n", "data": "{collection}"},
         ),
+        power_csv=f"{V}/ci/systems_power_{{collection}}.csv",
+        power_md=report(
+            f"{V}/ci/systems_power_{{collection}}.md",
+            caption="../report/ci/systems_plan.rst",
+            category="CI with LLM labels",
+            labels={"table": "planning: judged queries to detect a difference", "data": "{collection}"},
+        ),
     log:
         f"{V}/logs/ci/systems_plan_{{collection}}.log",
     benchmark:
@@ -344,6 +358,8 @@ rule ci_systems_plan:
     params:
         measures=lambda wc: CIS["measures"],
         plan_widths=lambda wc: CIS["plan_widths"],
+        plan_deltas=lambda wc: CIS["plan_deltas"],
+        plan_power=lambda wc: CIS["plan_power"],
         alpha=config["ci"]["alpha"],
     script:
         "../scripts/ci/systems_plan.py"

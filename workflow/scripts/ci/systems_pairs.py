@@ -1,33 +1,58 @@
-"""The pool to label for ci.systems: every chosen system's top k of each judged query, and the human-labelled
-queries (drawn with the seed, or the configured list)."""
+"""The pool to label for ci.systems: every chosen system's top k of each of the N queries (mode validation: the
+judged queries of the collection; mode own: the topics' queries), and the human-labelled queries (validation: drawn
+with the seed, or the configured list; own: the queries the qrels judge, or the configured list)."""
 import pandas as pd
 
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
 from irrepro.errors import InputError
-from irrepro.papers.ci.systems import check_grade_scale, draw_queries, judged_queries, systems_pairs
+from irrepro.papers.ci.systems import (check_grade_scale, draw_queries, judged_queries, systems_pairs,
+                                       topic_queries)
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     p = sm.params
+    own = p.mode == "own"
     qrels = read_qrels(sm.input.qrels)
+    if own and p.queries is not None:  # only the listed queries are judged: no other query's qrels are read
+        qrels = qrels[qrels.query_id.astype(str).isin(set(p.queries))]
     check_grade_scale(qrels, p.n_grades, f"config key ci.systems.prompt: {p.prompt!r}", sm.wildcards.collection)
     runs = {s: read_run(path) for s, path in zip(p.systems, sm.input.runs)}
-    pool = systems_pairs(runs, qrels, p.k)
-    queries = judged_queries(qrels)
-    if p.queries is not None:
-        missing = sorted(set(p.queries) - set(queries))
-        if missing:
-            raise InputError(f"config key ci.systems.queries: {missing[:5]} have no judgment in the qrels")
-        labelled = list(p.queries)
+    judged = judged_queries(qrels)
+    if own:
+        queries = topic_queries(pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False))
+        outside = sorted(set(judged) - set(queries))
+        if outside:
+            raise InputError(f"{sm.input.qrels}: judges queries that are not in the topics {sm.input.topics}: "
+                             f"{outside[:5]}")
+        if p.queries is not None and set(p.queries) - set(judged):
+            raise InputError(f"config key ci.systems.queries: {sorted(set(p.queries) - set(judged))[:5]} have no "
+                             f"judgment in {sm.input.qrels}")
+        labelled = judged
+        if not 2 <= len(labelled) <= len(queries) - 2:
+            raise InputError(f"{sm.input.qrels}: {len(labelled)} judged of {len(queries)} queries; mode own needs "
+                             "2 <= judged <= N - 2 (a qrels file of a few judged queries, or ci.systems.queries)")
+        pool = systems_pairs(runs, qrels, p.k, queries)
     else:
-        labelled = draw_queries(queries, p.n, p.seed)
+        queries = judged
+        pool = systems_pairs(runs, qrels, p.k)
+        if p.queries is not None:
+            missing = sorted(set(p.queries) - set(queries))
+            if missing:
+                raise InputError(f"config key ci.systems.queries: {missing[:5]} have no judgment in the qrels")
+            labelled = list(p.queries)
+        else:
+            labelled = draw_queries(queries, p.n, p.seed)
     known = 0
     for path in sm.input.labelled_pairs:
         seen = pd.read_csv(path, sep="\t", dtype={"query_id": str, "doc_id": str})
         known = int(pool.merge(seen[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"]).shape[0])
-    log.info("%d pairs (top %d of %d systems on %d judged queries), %d of them in the label stage's pairs "
-             "(cached labels: free), %d new; labelled queries: %s", len(pool), p.k, len(runs), len(queries), known,
-             len(pool) - known, ", ".join(labelled))
+    what = f"{len(queries)} topics' queries, {len(labelled)} of them judged" if own else \
+        f"{len(queries)} judged queries"
+    log.info("mode %s: %d pairs (top %d of %d systems on %s), %d of them in the label stage's pairs (cached labels: "
+             "free), %d new; labelled queries: %s", p.mode, len(pool), p.k, len(runs), what, known, len(pool) - known,
+             ", ".join(labelled))
+    if own:
+        pool["relevance"] = pool["relevance"].astype("Int64")  # empty for the queries nobody judged
     pool.to_csv(sm.output.pairs, sep="\t", index=False)
     pd.DataFrame({"query_id": labelled}).to_csv(sm.output.queries, sep="\t", index=False)

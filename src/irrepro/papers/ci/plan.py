@@ -4,6 +4,7 @@ plan, which it reads from ``spine.papers["labels"]``).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from irrepro.errors import InputError
@@ -107,9 +108,67 @@ def resolve_systems(config: dict, spine) -> dict | None:
     if cal is not None and n_lab < int(cal["folds"]):
         raise InputError(f"{key}.n: labeler {lab!r} fits its score-to-grade mapping on the labelled queries in "
                          f"{cal['folds']} folds: label at least {cal['folds']} queries (got {n_lab})")
+    mode = cs.get("mode") or "validation"
+    own = mode == "own"
+    if own:
+        if cs.get("qrels") is None and queries is None:
+            raise InputError(f"{key}.qrels: mode own needs the qrels of your judged queries (a file that judges only "
+                             "some of the topics' queries) or the list of judged queries in ci.systems.queries")
+        for k_ in ("qrels", "topics"):
+            if cs.get(k_) is not None and not os.path.isfile(cs[k_]):
+                raise InputError(f"{key}.{k_}: file {cs[k_]!r} not found (relative paths are relative to the "
+                                 "working directory)")
+    else:
+        for k_ in ("qrels", "topics"):
+            if cs.get(k_) is not None:
+                raise InputError(f"{key}.{k_}: only read in mode own (mode validation evaluates on the collection's "
+                                 "own topics and qrels); set ci.systems.mode: own or remove the key")
+    baseline = cs.get("baseline") or names[0]
+    if baseline not in names:
+        raise InputError(f"{key}.baseline: {baseline!r} is not among ci.systems.systems {names}")
+    declared = [str(s) for s in cs.get("same_model") or []]
+    stray = sorted(set(declared) - set(names))
+    if stray:
+        raise InputError(f"{key}.same_model: {stray} are not among ci.systems.systems {names}")
+    detected = [s for s in names if s not in declared and shares_model(s, lab, config["labels"]["labelers"][lab])]
     return {"collection": c, "systems": names, "runs": runs, "labeler": lab, "prompt": prompt,
             "prompt_hash": prompt_hash, "n_grades": n_grades, "k": k, "measures": measures, "n": int(cs["n"]),
-            "queries": queries, "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]]}
+            "queries": queries, "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]],
+            "mode": mode, "qrels": (cs.get("qrels") or f"{spine.V}/collections/{c}/qrels.txt"),
+            "topics": (cs.get("topics") if own and cs.get("topics") else f"{spine.V}/collections/{c}/topics.tsv"),
+            "baseline": baseline, "correction": cs.get("correction") or "bonferroni",
+            "same_model": [s for s in names if s in declared or s in detected], "same_model_detected": detected,
+            "plan_deltas": [float(x) for x in cs.get("plan_deltas") or [0.05, 0.1, 0.2]],
+            "plan_power": float(cs.get("plan_power") or 0.8)}
+
+
+#: words of labeler names and models too common to identify a model
+_GENERIC_WORDS = {"file", "openai", "biencoder", "encoder", "vllm", "labels", "labeler", "model", "large", "small",
+                  "base", "instruct", "serve", "score"}
+
+
+def model_words(labeler: str, spec: dict) -> set:
+    """The words that identify the labeler's model: its name and its ``model`` (a path's last part), whole and
+    split at non-alphanumerics, lowercased, at least 4 characters, generic words (:data:`_GENERIC_WORDS`) left out."""
+    import re
+
+    out = set()
+    for text in (labeler, str(spec.get("model") or "").rstrip("/").split("/")[-1], spec.get("backend") or ""):
+        text = str(text).lower()
+        for w in [text, *re.split(r"[^a-z0-9]+", text)]:
+            if len(w) >= 4 and w not in _GENERIC_WORDS:
+                out.add(w)
+    return out
+
+
+def shares_model(system: str, labeler: str, spec: dict) -> bool:
+    """Whether a system's name says it is built on the labeler's model (contains one of :func:`model_words`, e.g.
+    ``mine/bm25+minilm-rerank`` for the ``minilm`` labeler). A file labeler (labels computed elsewhere) shares
+    nothing that its spec names; declare such systems in ``ci.systems.same_model``."""
+    if (spec.get("backend") or "") == "file":
+        return False
+    name = str(system).lower()
+    return any(w in name for w in model_words(labeler, spec))
 
 
 def _declared_top_grade(config: dict, collection: str):

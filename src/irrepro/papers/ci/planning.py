@@ -107,3 +107,61 @@ def plan_markdown(need: pd.DataFrame, collection: str, alpha=0.05) -> str:
              "the N queries). `reachable_within_N` is False where n_needed > N: the collection has too few queries "
              "for that width with these labels, however many of them are labelled.", ""]
     return "\n".join(lines) + "\n" + to_markdown(need, "{:.4g}")
+
+
+DIFF_PLAN_METHODS = ("bootstrap", "ppi", "ppi++")
+
+
+def difference_power(long: pd.DataFrame, per_query: pd.DataFrame, rel_deltas, alpha=0.05, power=0.8):
+    """How many judged queries detect a difference Δ from the baseline with probability ``power``: for each system
+    compared with the baseline (the ``difference`` rows of ``long``, :func:`~irrepro.papers.ci.systems.systems_long`),
+    measure, Δ = ``rel_deltas`` × the baseline's PPI estimate and method, the smallest m with
+    ``(z_{1−α'/2} + z_power)·se(m) <= Δ`` (α' the level the difference rows were computed at, ``alpha_adjusted``:
+    Bonferroni over the systems compared). ``se(m)`` as in :func:`variance_terms`, on the per-query differences
+    system − baseline (their variances and PPI++'s λ̂ estimated on the n labelled queries). ``inf``: no m reaches Δ
+    (PPI's floor ``s²_Û / N``)."""
+    diff = long[long.kind == "difference"]
+    sysrows = long[long.kind == "system"]
+    z_b = stats.norm.ppf(float(power))
+    rows = []
+    for (s, b, m), d in diff.groupby(["system", "system_b", "measure"], sort=False):
+        a_adj = float(d.alpha_adjusted.iloc[0]) if "alpha_adjusted" in d and pd.notna(d.alpha_adjusted.iloc[0]) \
+            else alpha
+        z_a = stats.norm.ppf(1 - a_adj / 2)
+        pa = per_query[(per_query.system == s) & (per_query.measure == m)].set_index("query_id")
+        pb = per_query[(per_query.system == b) & (per_query.measure == m)].set_index("query_id").loc[pa.index]
+        lab = pa.labelled.astype(bool).to_numpy()
+        dt = (pa.u_true - pb.u_true).to_numpy()
+        dp = (pa.u_pred - pb.u_pred).to_numpy()
+        terms = variance_terms(dt[lab], dp[lab], dp)
+        base = sysrows[(sysrows.system == b) & (sysrows.measure == m) & (sysrows.method == "ppi")].estimate
+        ref = abs(float(base.iloc[0]))
+        for rd in rel_deltas:
+            delta = float(rd) * ref
+            for method in DIFF_PLAN_METHODS:
+                a, bb = terms[method]
+                room = (delta / (z_a + z_b)) ** 2 - bb if delta > 0 else -1.0
+                k = float(max(2.0, np.ceil(a / room))) if room > 0 else np.inf
+                rows.append({"system": s, "baseline": b, "measure": m, "delta_relative": float(rd), "delta": delta,
+                             "method": method, "power": float(power), "alpha_adjusted": a_adj, "n_needed": k,
+                             "n": int(lab.sum()), "N": len(dp), "reachable_within_N": bool(k <= len(dp))})
+    return pd.DataFrame(rows)
+
+
+def power_markdown(table: pd.DataFrame, collection: str, alpha=0.05) -> str:
+    """The difference planning table (:func:`difference_power`) as Markdown with what its columns mean."""
+    from irrepro.core.io import to_markdown
+
+    if table.empty:
+        return f"# Judged queries needed to detect a difference on {collection}\n\nNo system compared.\n"
+    pw = float(table.power.iloc[0])
+    lines = [f"# Judged queries needed to detect a difference on {collection}", "",
+             f"For each system against the baseline: the number m of judged queries at which a true difference "
+             f"`delta` (= `delta_relative` × the baseline's PPI estimate) is detected with probability {pw:.0%} by "
+             f"a two-sided interval at level 1 − `alpha_adjusted` (Bonferroni over the systems compared, overall "
+             f"α = {alpha:g}): the smallest m with (z(1 − α'/2) + z({pw:g}))·se(m) ≤ delta. se(m) from the variances "
+             "of the per-query differences (system − baseline) on the n judged queries: bootstrap ≈ the human "
+             "differences alone, ppi / ppi++ the labels' predicted differences of all N corrected by the n. `inf`: "
+             "no m reaches delta (PPI's floor: the spread of the predicted differences over the N). "
+             "`reachable_within_N` is False where m > N.", ""]
+    return "\n".join(lines) + "\n" + to_markdown(table, "{:.4g}")

@@ -109,8 +109,8 @@ SYSTEM_COLORS = {"bootstrap": "tab:blue", "ppi": "tab:orange", "ppi++": "tab:red
 
 
 def systems_figure(table: pd.DataFrame, title: str):
-    """Per measure (a panel), each system's interval by each method (a bar with the estimate as a dot) and its
-    value by all human labels (a black diamond)."""
+    """Per measure (a panel), each system's interval by each method (a bar with the estimate as a dot) and, in the
+    validation mode, its value by all human labels (a black diamond)."""
     measures = list(dict.fromkeys(table.measure))
     systems = list(dict.fromkeys(table.system))
     fig, axes = plt.subplots(1, len(measures), figsize=(3.6 * len(measures), 0.9 + 0.75 * len(systems)),
@@ -126,8 +126,9 @@ def systems_figure(table: pd.DataFrame, title: str):
                 ax.plot([r.low.iloc[0], r.high.iloc[0]], [y, y], color=SYSTEM_COLORS[meth], lw=3,
                         label=meth if i == 0 else None)
                 ax.plot(r.estimate.iloc[0], y, "o", color=SYSTEM_COLORS[meth], ms=3)
-            ax.plot(t[t.system == s].truth.iloc[0], i, "D", color="black", ms=5,
-                    label="all human labels" if i == 0 else None)
+            truth = t[t.system == s].truth.iloc[0]
+            if np.isfinite(truth):  # none in the own-queries mode
+                ax.plot(truth, i, "D", color="black", ms=5, label="all human labels" if i == 0 else None)
         ax.set_yticks(range(len(systems)))
         ax.set_yticklabels(systems, fontsize=7)
         ax.set_ylabel("system")

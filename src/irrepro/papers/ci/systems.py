@@ -2,11 +2,18 @@
 human values only), PPI (the paper's λ = 1 and PPI++'s tuned λ) and CRC (the labeler's distributions of every
 query plus the n human values), per system and for the per-query difference of each pair of systems.
 
-Setting: a collection's ``N`` judged queries (those with qrels); each chosen system's top ``k`` of each of them is
-labelled by the labeler (:func:`system_arrays`); the human grades of the ``n`` labelled queries are all the
-methods see of the qrels. The target is the system's mean metric over the ``N`` queries; where the qrels judge
-every query (a test collection), that mean by all human labels (``truth``) is reported beside each interval, with
-whether the interval covers it.
+Two modes, one computation:
+
+* **validation** (``queries=None``): a test collection's ``N`` judged queries (those with qrels) are the
+  population; ``n`` of them play the human-labelled ones and the methods see only their grades. The mean by all
+  human labels (``truth``) is reported beside each interval with whether the interval covers it: a simulation that
+  checks the methods on your systems.
+* **own queries** (``queries`` = the ``N`` queries of your topics): only the ``n`` judged queries have human
+  grades (a qrels file that judges some of the queries, or a list of them); the target is the mean over all ``N``,
+  which nothing observes, so ``truth`` and ``covered`` are empty. The guarantees are those of the methods: they
+  hold when the judged queries are a uniform random sample of the ``N`` (drawn, not picked).
+
+Each chosen system's top ``k`` of each of the ``N`` queries is labelled by the labeler (:func:`system_arrays`).
 
 * ``bootstrap``: :func:`~irrepro.papers.ci.bootstrap.bootstrap_ci` of the n human values.
 * ``ppi`` / ``ppi++``: :func:`~irrepro.papers.ci.ppi.ppi_mean_ci` with the predictions of all N queries and the
@@ -14,8 +21,13 @@ whether the interval covers it.
 * ``crc``: λ calibrated on ``batches`` resamples of the n labelled queries
   (:func:`~irrepro.papers.ci.calibration.calibrate_crc`), bounds ``Û_CRC(λ)`` on the N − n other queries
   (Eq. 20); the interval of the mean over all N adds the n known human values:
-  ``(Σ_labelled U + (N − n)·bound) / N``.  The difference of two systems has no CRC interval (CRC's λ shifts a
-  metric one way; a difference of two metrics is not monotone in it).
+  ``(Σ_labelled U + (N − n)·bound) / N``; its ``estimate`` is the interval's centre (CRC gives no point
+  estimate). The difference of two systems has no CRC interval (CRC's λ shifts a metric one way; a difference of
+  two metrics is not monotone in it).
+
+Differences are each system − the baseline (the first system unless named), Bonferroni-corrected over the systems
+compared by default. ``bias`` rows: the labels' metric − the human metric on the labelled queries, per system, with
+systems that share the labeler's model flagged (``same_model``): the self-preference a labeler may show.
 
 Measures: ``DCG@k`` (gain ``2^r − 1``, the CI paper's metric) and ``nDCG@k`` (DCG@k over the ideal DCG@k of the
 query's qrels for the human values; for the predictions, over the ideal DCG@k of the predicted gains of the
@@ -35,6 +47,7 @@ import re
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from irrepro.core.gain import dcg_weights, exp_gain
 from irrepro.errors import InputError
@@ -48,10 +61,17 @@ from irrepro.papers.ci.ranking import _natural, _pred_gain, label_columns, label
 
 METHODS = ("bootstrap", "ppi", "ppi++", "crc")
 DIFF_METHODS = ("bootstrap", "ppi", "ppi++")
+#: what each method's ``estimate`` is (CRC calibrates an interval, not a point: its row shows the interval's centre)
+ESTIMATE_KINDS = {"bootstrap": "mean of the n human values", "ppi": "PPI point estimate (λ = 1)",
+                  "ppi++": "PPI++ point estimate (tuned λ)", "crc": "centre of the CRC interval"}
+#: corrections of the difference intervals over the systems compared with the baseline (each at level 1 − α/m
+#: under ``bonferroni``, m the number of comparisons: simultaneous coverage ≥ 1 − α)
+CORRECTIONS = ("bonferroni", "none")
 COLUMNS = ["system", "measure", "method", "n", "N", "estimate", "low", "high", "width", "truth", "covered",
-           "lam_low", "lam_high", "ppi_lambda", "note"]
+           "lam_low", "lam_high", "ppi_lambda", "same_model", "note"]
 DIFF_COLUMNS = ["system_a", "system_b", "measure", "method", "n", "N", "estimate", "low", "high", "width", "truth",
-                "covered", "excludes_zero", "ppi_lambda"]
+                "covered", "excludes_zero", "ppi_lambda", "correction", "alpha_adjusted"]
+BIAS_COLUMNS = ["system", "measure", "method", "n", "N", "estimate", "low", "high", "width", "same_model"]
 
 
 def parse_measure(name: str) -> tuple[str, int]:
@@ -62,10 +82,34 @@ def parse_measure(name: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
-def systems_pairs(runs: dict, qrels: pd.DataFrame, k: int) -> pd.DataFrame:
-    """The pool to label: every system's top ``k`` of each judged query (``labelled_ranking``), one row per distinct
-    (query, document) with its human grade (unjudged = 0), sorted by query and document."""
-    frames = [labelled_ranking(run, qrels, k) for run in runs.values()]
+def ranked_pairs(run: pd.DataFrame, qrels: pd.DataFrame, k: int, queries=None) -> pd.DataFrame:
+    """``query_id, doc_id, rank, relevance``: the run's top ``k`` of each judged query (``queries=None``:
+    :func:`~irrepro.papers.ci.ranking.labelled_ranking`, unjudged documents grade 0), or of each of ``queries``
+    (own-queries mode): the grades of the queries the qrels judge as before, none (NaN) for the others."""
+    if queries is None:
+        return labelled_ranking(run, qrels, k)
+    if k < 1:
+        raise InputError(f"depth must be >= 1, got {k}")
+    q = qrels[["query_id", "doc_id", "relevance"]].astype({"query_id": str, "doc_id": str})
+    q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()
+    r = run[["query_id", "doc_id", "rank"]].astype({"query_id": str, "doc_id": str})
+    r = r[r.query_id.isin({str(x) for x in queries})]
+    if r.empty:
+        raise InputError("no query of the run is among the topics' queries")
+    r = r.merge(q, on=["query_id", "doc_id"], how="left")
+    judged = r.query_id.isin(set(q.query_id))
+    r["relevance"] = r["relevance"].astype(float).clip(lower=0).where(~judged | r.relevance.notna(), 0.0)
+    r = r.sort_values(["query_id", "rank", "doc_id"], kind="mergesort")
+    r["rank"] = r.groupby("query_id").cumcount() + 1
+    r = r[r["rank"] <= k]
+    return r[["query_id", "doc_id", "rank", "relevance"]].reset_index(drop=True)
+
+
+def systems_pairs(runs: dict, qrels: pd.DataFrame, k: int, queries=None) -> pd.DataFrame:
+    """The pool to label: every system's top ``k`` of each judged query (``queries=None``) or of each of
+    ``queries`` (:func:`ranked_pairs`), one row per distinct (query, document) with its human grade (unjudged
+    document of a judged query = 0; a query the qrels do not judge: none), sorted by query and document."""
+    frames = [ranked_pairs(run, qrels, k, queries) for run in runs.values()]
     pool = pd.concat(frames, ignore_index=True).drop_duplicates(["query_id", "doc_id"])
     pool["_q"] = pool.query_id.map(_natural)
     pool = pool.sort_values(["_q", "doc_id"], kind="mergesort").drop(columns="_q")
@@ -75,6 +119,16 @@ def systems_pairs(runs: dict, qrels: pd.DataFrame, k: int) -> pd.DataFrame:
 def judged_queries(qrels: pd.DataFrame) -> list:
     """The queries with at least one judgment, in natural order: the N queries of the evaluation."""
     return sorted({str(q) for q in qrels.query_id}, key=_natural)
+
+
+def topic_queries(topics: pd.DataFrame) -> list:
+    """The query ids of a topics table (``query_id`` column), distinct, in natural order: the N queries of the
+    own-queries mode."""
+    ids = [str(q) for q in topics["query_id"]]
+    if len(set(ids)) != len(ids):
+        dup = pd.Series(ids)[pd.Series(ids).duplicated()].iloc[0]
+        raise InputError(f"the topics list query {dup!r} twice")
+    return sorted(ids, key=_natural)
 
 
 def draw_queries(queries, n: int, seed: int) -> list:
@@ -117,11 +171,13 @@ def _ideal(qrels: pd.DataFrame, queries, k: int) -> np.ndarray:
 
 
 def system_arrays(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame, queries, k: int,
-                  label_gain: str = DEFAULT_LABEL_GAIN) -> dict:
+                  label_gain: str = DEFAULT_LABEL_GAIN, own: bool = False) -> dict:
     """One system's top ``k`` of ``queries`` as arrays: ``grades`` (N, k) the qrels' grades, ``dists`` (N, k, G) label
     distributions, ``mask`` (N, k) (False past a query's last document; also for a query the run misses),
-    ``u_true`` / ``u_pred`` (N,) DCG@k by human grades and by the labeler's predicted gain (``label_gain``)."""
-    pairs = labelled_ranking(run, qrels, k)
+    ``u_true`` / ``u_pred`` (N,) DCG@k by human grades and by the labeler's predicted gain (``label_gain``).
+    ``own``: ``queries`` are a topic set's (own-queries mode, :func:`ranked_pairs`): ``u_true`` is NaN for a query
+    the qrels do not judge (its grades are 0 and never read)."""
+    pairs = ranked_pairs(run, qrels, k, queries if own else None)
     cols = label_columns(labels)
     lab = labels.assign(query_id=labels.query_id.astype(str), doc_id=labels.doc_id.astype(str))
     lab = lab.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id"] + cols]
@@ -138,11 +194,14 @@ def system_arrays(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame, 
     mask = np.zeros((N, k), dtype=bool)
     r, c = m.query_id.map(qi).to_numpy(), m["rank"].to_numpy() - 1
     probs = m[cols].to_numpy(dtype=float)
-    grades[r, c] = m.relevance.to_numpy()
+    grades[r, c] = m.relevance.fillna(0).to_numpy()
     dists[r, c] = probs / probs.sum(axis=1, keepdims=True)
     mask[r, c] = True
     w = dcg_weights(k)
     u_true = np.where(mask, exp_gain(grades), 0.0) @ w
+    if own:
+        judged = {str(x) for x in qrels.query_id}
+        u_true = np.where([q in judged for q in queries], u_true, np.nan)
     u_pred = _pred_gain(dists, mask, label_gain) @ w
     return {"grades": grades, "dists": dists, "mask": mask, "u_true": u_true, "u_pred": u_pred}
 
@@ -214,11 +273,24 @@ def crc_failure_note(dists, W, cal, label_gain=DEFAULT_LABEL_GAIN, mask=None) ->
             f"{cal.bound:.3g} over {cal.n_batches} batches")
 
 
+def _truth(u_true) -> float:
+    """The mean over all N by human labels; NaN where some query has no human value (own-queries mode)."""
+    u = np.asarray(u_true, dtype=float)
+    return float(u.mean()) if np.isfinite(u).all() else np.nan
+
+
+def _covered(low, high, truth):
+    """Whether the interval contains the truth; None where there is no truth (own-queries mode)."""
+    return None if np.isnan(truth) else bool(covers(low, high, truth))
+
+
 def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0,
                      label_gain=DEFAULT_LABEL_GAIN, key=(0,), mask=None) -> list[dict]:
     """The four intervals (:data:`METHODS`) of one system's mean over the N queries from the human values of the
-    ``labelled`` queries (a bool mask or indices) only; ``truth`` = the mean of ``u_true`` over all N; ``note``:
-    why a row has no interval (a failed CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
+    ``labelled`` queries (a bool mask or indices) only; ``truth`` = the mean of ``u_true`` over all N (NaN where
+    ``u_true`` is NaN outside the labelled queries: own-queries mode, ``covered`` then None); ``note``: why a row
+    has no interval (a failed CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
+    ``estimate``: :data:`ESTIMATE_KINDS` (CRC's is its interval's centre).
     Random streams: ``SeedSequence(seed, spawn_key=key + (method index,))``."""
     u_true = np.asarray(u_true, dtype=float)
     u_pred = np.asarray(u_pred, dtype=float)
@@ -227,13 +299,15 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     L[labelled] = True
     n = int(L.sum())
     T = ~L
-    truth = float(u_true.mean())
+    if not np.isfinite(u_true[L]).all():
+        raise InputError("a labelled query has no human value")
+    truth = _truth(u_true)
     rows = []
 
     def row(method, est, low, high, lam_low=np.nan, lam_high=np.nan, lam=np.nan, note=""):
         rows.append({"method": method, "n": n, "N": N, "estimate": float(est), "low": float(low),
                      "high": float(high), "width": float(high - low), "truth": truth,
-                     "covered": bool(covers(low, high, truth)), "lam_low": lam_low, "lam_high": lam_high,
+                     "covered": _covered(low, high, truth), "lam_low": lam_low, "lam_high": lam_high,
                      "ppi_lambda": lam, "note": note})
 
     b = bootstrap_ci(u_true[L], alpha, n_boot, rng=_rng(seed, *key, 0))
@@ -245,31 +319,31 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     row("ppi++", p.estimate, p.low, p.high, lam=lam)
     batches = _rng(seed, *key, 3).integers(0, n, size=(int(n_batches), n))
     cal = calibrate_crc(u_true[L], dists[L], batches, alpha, weights=W[L], label_gain=label_gain)
-    est, lo, hi = crc_interval(dists[T], cal, weights=W[T], label_gain=label_gain)
+    _, lo, hi = crc_interval(dists[T], cal, weights=W[T], label_gain=label_gain)
     note = crc_failure_note(dists[L], W[L], cal, label_gain, None if mask is None else mask[L]) if cal.failed else ""
     known, m = u_true[L].sum(), T.sum()
-    row("crc", (known + m * est) / N, (known + m * lo) / N, (known + m * hi) / N, cal.lam_low, cal.lam_high,
-        note=note)
+    low, high = (known + m * lo) / N, (known + m * hi) / N
+    row("crc", (low + high) / 2, low, high, cal.lam_low, cal.lam_high, note=note)
     return rows
 
 
 def difference_intervals(d_true, d_pred, labelled, *, alpha=0.05, n_boot=10_000, seed=0, key=(1,)) -> list[dict]:
-    """Bootstrap, PPI and PPI++ intervals of the mean per-query difference ``d = U_A − U_B`` (``d_pred`` its
-    prediction) from the ``labelled`` queries' human differences; ``excludes_zero``: the interval decides which
-    system is better at level 1 − α."""
+    """Bootstrap, PPI and PPI++ intervals at level 1 − ``alpha`` of the mean per-query difference
+    ``d = U_system − U_baseline`` (``d_pred`` its prediction) from the ``labelled`` queries' human differences;
+    ``excludes_zero``: the interval decides which system is better at that level."""
     d_true = np.asarray(d_true, dtype=float)
     d_pred = np.asarray(d_pred, dtype=float)
     N = d_true.size
     L = np.zeros(N, bool)
     L[labelled] = True
     T = ~L
-    truth = float(d_true.mean())
+    truth = _truth(d_true)
     rows = []
 
     def row(method, est, low, high, lam=np.nan):
         rows.append({"method": method, "n": int(L.sum()), "N": N, "estimate": float(est), "low": float(low),
                      "high": float(high), "width": float(high - low), "truth": truth,
-                     "covered": bool(covers(low, high, truth)), "excludes_zero": bool(low > 0 or high < 0),
+                     "covered": _covered(low, high, truth), "excludes_zero": bool(low > 0 or high < 0),
                      "ppi_lambda": lam})
 
     b = bootstrap_ci(d_true[L], alpha, n_boot, rng=_rng(seed, *key, 0))
@@ -282,28 +356,73 @@ def difference_intervals(d_true, d_pred, labelled, *, alpha=0.05, n_boot=10_000,
     return rows
 
 
+def label_bias(u_true, u_pred, labelled, alpha=0.05) -> dict:
+    """How far the labels' metric is from the human one on the ``labelled`` queries: the mean of ``u_pred − u_true``
+    over them with its t interval at level 1 − ``alpha`` (``estimate, low, high, width, n``). A labeler that
+    overrates a system (e.g. one built on the labeler's own model) shows as a positive bias."""
+    L = np.zeros(np.size(u_true), bool)
+    L[labelled] = True
+    d = np.asarray(u_pred, dtype=float)[L] - np.asarray(u_true, dtype=float)[L]
+    n = d.size
+    est = float(d.mean())
+    half = float(stats.t.ppf(1 - alpha / 2, n - 1) * d.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
+    return {"n": n, "estimate": est, "low": est - half, "high": est + half, "width": 2 * half}
+
+
 def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labelled_queries, measures, *,
-                     alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0, label_gain=DEFAULT_LABEL_GAIN):
-    """``(table, differences, per_query)`` for the systems of ``runs`` (name → run frame) on the judged queries of
-    ``qrels``, the ``labels`` of every pool pair and the human grades of ``labelled_queries`` (COLUMNS,
-    DIFF_COLUMNS; ``per_query``: system, measure, query_id, labelled, u_true, u_pred)."""
-    queries = judged_queries(qrels)
+                     alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0, label_gain=DEFAULT_LABEL_GAIN,
+                     queries=None, baseline=None, correction="bonferroni", same_model=()):
+    """``(table, differences, per_query, bias)`` for the systems of ``runs`` (name → run frame), the ``labels`` of
+    every pool pair and the human grades of ``labelled_queries`` (COLUMNS, DIFF_COLUMNS, BIAS_COLUMNS;
+    ``per_query``: system, measure, query_id, labelled, u_true, u_pred).
+
+    ``queries``: None for the validation mode (the N queries are those ``qrels`` judge, ``truth`` their mean by all
+    human labels), or the N queries of your topics (own-queries mode: ``qrels`` need judge only the labelled ones,
+    which must be among ``queries``; no truth).
+    Differences: each system − ``baseline`` (default: the first system), in the order of ``runs``, with intervals at
+    level 1 − α/m under ``correction="bonferroni"`` (m = the number of systems compared with the baseline; α under
+    ``"none"``). ``same_model``: the systems that share a model with the labeler (a column of the table and of the
+    bias rows: the labeler may overrate them)."""
+    own = queries is not None
     lq = {str(q) for q in labelled_queries}
-    unknown = lq - set(queries)
-    if unknown:
-        raise InputError(f"labelled queries {sorted(unknown)[:3]} have no judgment in the qrels")
+    if own:
+        queries = [str(q) for q in queries]
+        judged = set(judged_queries(qrels))
+        outside = judged - set(queries)
+        if outside:
+            raise InputError(f"the qrels judge queries that are not among the topics' queries: {sorted(outside)[:3]}")
+        unknown = lq - judged
+        if unknown:
+            raise InputError(f"labelled queries {sorted(unknown)[:3]} have no judgment in the qrels")
+    else:
+        queries = judged_queries(qrels)
+        unknown = lq - set(queries)
+        if unknown:
+            raise InputError(f"labelled queries {sorted(unknown)[:3]} have no judgment in the qrels")
     L = np.array([q in lq for q in queries])
     if not (2 <= L.sum() <= len(queries) - 2):
         raise InputError(f"{int(L.sum())} labelled of {len(queries)} queries: need 2 <= n <= N - 2")
+    if own:  # the qrels of the other queries are never read
+        qrels = qrels[qrels.query_id.astype(str).isin(lq)]
     check_grade_scale(qrels, len(label_columns(labels)))
+    if correction not in CORRECTIONS:
+        raise InputError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
     measures = list(measures)
     ks = sorted({parse_measure(m)[1] for m in measures})
     names = list(runs)
-    pool = {k: systems_pairs(runs, qrels, k) for k in ks}
-    arrays = {k: {s: system_arrays(runs[s], qrels, labels, queries, k, label_gain) for s in names} for k in ks}
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in names:
+        raise InputError(f"baseline {baseline!r} is not among the systems {names}")
+    compared = [s for s in names if s != baseline]
+    alpha_d = alpha / len(compared) if correction == "bonferroni" else alpha
+    same = {str(s) for s in same_model}
+    pool = {k: systems_pairs(runs, qrels, k, queries if own else None) for k in ks}
+    arrays = {k: {s: system_arrays(runs[s], qrels, labels, queries, k, label_gain, own=own) for s in names}
+              for k in ks}
     ideal_t = {k: _ideal(qrels, queries, k) for k in ks}
     ideal_p = {k: pool_ideal_pred(pool[k], labels, queries, k, label_gain) for k in ks}
-    rows, drows, per_query = [], [], []
+    rows, drows, brows, per_query = [], [], [], []
+    bi = names.index(baseline)
     for mi, measure in enumerate(measures):
         k = parse_measure(measure)[1]
         ma = {s: measure_arrays(arrays[k][s], measure, ideal_t[k], ideal_p[k]) for s in names}
@@ -312,68 +431,119 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
             for r in system_intervals(a["u_true"], a["u_pred"], arrays[k][s]["dists"], a["W"], L, alpha=alpha,
                                       n_boot=n_boot, n_batches=n_batches, seed=seed, label_gain=label_gain,
                                       key=(0, mi, si), mask=arrays[k][s]["mask"]):
-                rows.append({"system": s, "measure": measure, **r})
+                rows.append({"system": s, "measure": measure, **r, "same_model": s in same})
+            b = label_bias(a["u_true"], a["u_pred"], L, alpha)
+            brows.append({"system": s, "measure": measure, "method": "labels - humans", "N": len(queries), **b,
+                          "same_model": s in same})
             per_query.append(pd.DataFrame({"system": s, "measure": measure, "query_id": queries, "labelled": L,
                                            "u_true": a["u_true"], "u_pred": a["u_pred"]}))
-        for i, sa in enumerate(names):
-            for j in range(i + 1, len(names)):
-                sb = names[j]
-                d_true = ma[sa]["u_true"] - ma[sb]["u_true"]
-                d_pred = ma[sa]["u_pred"] - ma[sb]["u_pred"]
-                for r in difference_intervals(d_true, d_pred, L, alpha=alpha, n_boot=n_boot, seed=seed,
-                                              key=(1, mi, i, j)):
-                    drows.append({"system_a": sa, "system_b": sb, "measure": measure, **r})
+        for s in compared:
+            i = names.index(s)
+            d_true = ma[s]["u_true"] - ma[baseline]["u_true"]
+            d_pred = ma[s]["u_pred"] - ma[baseline]["u_pred"]
+            for r in difference_intervals(d_true, d_pred, L, alpha=alpha_d, n_boot=n_boot, seed=seed,
+                                          key=(1, mi, i, bi)):
+                drows.append({"system_a": s, "system_b": baseline, "measure": measure, **r,
+                              "correction": correction, "alpha_adjusted": alpha_d})
     return (pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(drows, columns=DIFF_COLUMNS),
-            pd.concat(per_query, ignore_index=True))
+            pd.concat(per_query, ignore_index=True), pd.DataFrame(brows, columns=BIAS_COLUMNS))
 
 
 LONG_COLUMNS = ["kind", "system", "system_b", "measure", "method", "n", "N", "estimate", "low", "high", "width",
-                "truth", "covered", "excludes_zero", "lam_low", "lam_high", "ppi_lambda"]
+                "truth", "covered", "excludes_zero", "lam_low", "lam_high", "ppi_lambda", "same_model", "correction",
+                "alpha_adjusted"]
 
 
-def systems_long(table: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
-    """The systems table and the difference rows in one frame (``kind`` = ``system`` / ``difference``; a
-    difference row is ``system`` − ``system_b``); a ``note`` column last when a row has one (an interval that could
-    not be computed, and why)."""
+def systems_long(table: pd.DataFrame, diffs: pd.DataFrame, bias: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The systems table, the difference rows and the label-bias rows in one frame (``kind`` = ``system`` /
+    ``difference`` / ``bias``; a difference row is ``system`` − ``system_b``, the baseline); a ``note`` column last
+    when a row has one (an interval that could not be computed, and why)."""
     a = table.assign(kind="system", system_b="", excludes_zero=(table.low > 0) | (table.high < 0))
     b = diffs.rename(columns={"system_a": "system"}).assign(kind="difference", lam_low=np.nan, lam_high=np.nan)
+    parts = [a, b]
+    if bias is not None and len(bias):
+        parts.append(bias.assign(kind="bias", system_b="", excludes_zero=(bias.low > 0) | (bias.high < 0)))
     noted = "note" in table and table.note.fillna("").astype(bool).any()
-    return pd.concat([a, b], ignore_index=True)[LONG_COLUMNS + (["note"] if noted else [])]
+    out = pd.concat(parts, ignore_index=True)
+    return out.reindex(columns=LONG_COLUMNS + (["note"] if noted else []))
 
 
 def write_systems_md(table: pd.DataFrame, diffs: pd.DataFrame, collection: str, labeler: str, labelled, alpha,
-                     path) -> None:
-    """The systems table as Markdown: each interval beside the value by all human labels, then the differences."""
-    lines = [f"# Intervals around each system's metric on {collection}: {len(labelled)} human-labelled queries, "
-             f"labels by {labeler}", "",
-             f"{1 - alpha:.0%} intervals of the mean over the N judged queries. bootstrap: the n human values only; "
-             "ppi / ppi++ (λ = 1 / power-tuned λ): the labels of all N queries corrected by the n; crc: the "
-             "labels' distributions calibrated on the n. `truth`: the mean by all human labels (the qrels), which "
-             "no interval saw; `covered`: the interval contains it. crc's `estimate`: the n human values with the "
-             "labels' own values (λ = 0) for the other N − n queries (CRC calibrates an interval, not a point); † "
-             "marks one outside its interval, as biased labels give.", "",
-             f"Human-labelled queries: {', '.join(map(str, labelled))}", "",
-             "| measure | system | method | estimate | interval | width | all human labels | covered |",
-             "|---|---|---|---:|---|---:|---:|---|"]
+                     path, bias: pd.DataFrame | None = None) -> None:
+    """The systems table as Markdown: each interval (beside the value by all human labels in the validation mode),
+    the differences from the baseline and the labels' bias per system (systems sharing the labeler's model
+    flagged)."""
+    own = table.truth.isna().all()
+    N = int(table.N.iloc[0]) if len(table) else 0
+    same = sorted(set(table.system[table.same_model.astype(bool)])) if "same_model" in table else []
+    if own:
+        lines = [f"# Intervals around each system's metric on {collection}: {len(labelled)} judged of {N} queries, "
+                 f"labels by {labeler}", "",
+                 f"{1 - alpha:.0%} intervals of the mean over all N = {N} queries of the topics, from the human grades "
+                 f"of the n = {len(labelled)} judged queries and the labels of all N. Nothing observes that mean, so "
+                 "there is no truth column: the intervals cover it at their nominal rate when the judged queries are "
+                 "a uniform random sample of the N."]
+    else:
+        lines = [f"# Intervals around each system's metric on {collection}: {len(labelled)} human-labelled queries, "
+                 f"labels by {labeler}", "",
+                 f"{1 - alpha:.0%} intervals of the mean over the N judged queries (validation mode: the other "
+                 "queries' human grades are hidden from every method and shown as `all human labels`; `covered`: "
+                 "the interval contains it)."]
+    lines += ["", "bootstrap: the n human values only (estimate: their mean); ppi / ppi++ (λ = 1 / power-tuned λ): "
+              "the labels of all N queries corrected by the n (estimate: the PPI point estimate); crc: the labels' "
+              "distributions calibrated on the n (CRC calibrates an interval, not a point: its estimate is the "
+              "interval's centre).", "", f"Human-labelled queries: {', '.join(map(str, labelled))}", ""]
+    if same:
+        lines += [f"**Self-preference warning**: {', '.join(same)} share{'s' if len(same) == 1 else ''} a model with "
+                  f"the labeler {labeler}; a labeler tends to overrate systems built on its own model, so their "
+                  "label-based intervals (ppi, ppi++, crc) may be off. The label bias on the judged queries is below.",
+                  ""]
+    if own:
+        lines += ["| measure | system | method | estimate | interval | width |", "|---|---|---|---:|---|---:|"]
+    else:
+        lines += ["| measure | system | method | estimate | interval | width | all human labels | covered |",
+                  "|---|---|---|---:|---|---:|---:|---|"]
     notes = []
     for r in table.itertuples():
         note = getattr(r, "note", "")
+        truth = "" if own else f" {r.truth:.4f} |"
+        name = f"{r.system} (same model as the labeler)" if getattr(r, "same_model", False) else r.system
         if isinstance(note, str) and note:
             notes.append(f"- {r.measure}, {r.system}, {r.method}: {note}.")
-            lines.append(f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f} | no interval (see below) | — | "
-                         f"{r.truth:.4f} | — |")
+            lines.append(f"| {r.measure} | {name} | {r.method} | — | no interval (see below) | — |{truth}"
+                         f"{'' if own else ' — |'}")
             continue
-        mark = " †" if r.method == "crc" and not r.low <= r.estimate <= r.high else ""
-        lines.append(f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f}{mark} | [{r.low:.4f}, {r.high:.4f}] | "
-                     f"{r.width:.4f} | {r.truth:.4f} | {'yes' if r.covered else 'NO'} |")
+        cov = "" if own else f" {'yes' if r.covered else 'NO'} |"
+        lines.append(f"| {r.measure} | {name} | {r.method} | {r.estimate:.4f} | [{r.low:.4f}, {r.high:.4f}] | "
+                     f"{r.width:.4f} |{truth}{cov}")
     if notes:
         lines += ["", "Rows without an interval:", "", *notes]
-    lines += ["", "Differences (per-query A − B): does the interval exclude 0?", "",
-              "| measure | A − B | method | estimate | interval | excludes 0 | all human labels | covered |",
-              "|---|---|---|---:|---|---|---:|---|"]
-    for r in diffs.itertuples():
-        lines.append(f"| {r.measure} | {r.system_a} − {r.system_b} | {r.method} | {r.estimate:+.4f} | "
-                     f"[{r.low:+.4f}, {r.high:+.4f}] | {'yes' if r.excludes_zero else 'no'} | {r.truth:+.4f} | "
-                     f"{'yes' if r.covered else 'NO'} |")
+    if len(diffs):
+        corr = diffs.correction.iloc[0]
+        m = diffs.system_a.nunique()
+        level = 1 - float(diffs.alpha_adjusted.iloc[0])
+        how = (f"Bonferroni-corrected over the {m} system{'s' if m > 1 else ''} compared: each interval at "
+               f"{level:.2%}, all together at ≥ {1 - alpha:.0%}" if corr == "bonferroni" and m > 1
+               else f"{level:.0%} intervals")
+        lines += ["", f"Differences from the baseline {diffs.system_b.iloc[0]} (per-query system − baseline; {how}): "
+                  "does the interval exclude 0?", ""]
+        if own:
+            lines += ["| measure | system − baseline | method | estimate | interval | excludes 0 |",
+                      "|---|---|---|---:|---|---|"]
+        else:
+            lines += ["| measure | system − baseline | method | estimate | interval | excludes 0 | all human labels | "
+                      "covered |", "|---|---|---|---:|---|---|---:|---|"]
+        for r in diffs.itertuples():
+            tail = "" if own else f" {r.truth:+.4f} | {'yes' if r.covered else 'NO'} |"
+            lines.append(f"| {r.measure} | {r.system_a} − {r.system_b} | {r.method} | {r.estimate:+.4f} | "
+                         f"[{r.low:+.4f}, {r.high:+.4f}] | {'yes' if r.excludes_zero else 'no'} |{tail}")
+    if bias is not None and len(bias):
+        lines += ["", f"Label bias on the {len(labelled)} judged queries (the labels' metric − the human metric, "
+                  f"mean over the judged queries with its {1 - alpha:.0%} t interval; positive: the labels overrate "
+                  "the system):", "", "| measure | system | same model as the labeler | bias | interval |",
+                  "|---|---|---|---:|---|"]
+        for r in bias.itertuples():
+            lines.append(f"| {r.measure} | {r.system} | {'yes' if r.same_model else 'no'} | {r.estimate:+.4f} | "
+                         f"[{r.low:+.4f}, {r.high:+.4f}] |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
