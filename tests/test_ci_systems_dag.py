@@ -65,11 +65,13 @@ def test_systems_table_for_a_population_system_and_an_imported_run(systems_run):
         ev = evaluate_run(r.assign(score=-r["rank"].astype(float)), qrels, ["DCG@10"]).value.mean()
         assert np.allclose(s[(s.system == name) & (s.measure == "DCG@10")].truth, ev), name
     assert s[s.system == POP].truth.iloc[0] != s[s.system == "mine/myrun"].truth.iloc[0]
+    # differences: my run − the baseline (the first system listed)
     d = t[t.kind == "difference"]
-    assert len(d) == 2 * 3 and set(d.system) == {POP} and set(d.system_b) == {"mine/myrun"}
+    assert len(d) == 2 * 3 and set(d.system) == {"mine/myrun"} and set(d.system_b) == {POP}
     tr = d[d.measure == "DCG@10"].truth.iloc[0]
-    assert np.isclose(tr, s[(s.system == POP) & (s.measure == "DCG@10")].truth.iloc[0]
-                      - s[(s.system == "mine/myrun") & (s.measure == "DCG@10")].truth.iloc[0])
+    assert np.isclose(tr, s[(s.system == "mine/myrun") & (s.measure == "DCG@10")].truth.iloc[0]
+                      - s[(s.system == POP) & (s.measure == "DCG@10")].truth.iloc[0])
+    assert (d.alpha_adjusted == 0.05).all()  # one system compared: Bonferroni changes nothing
     q = pd.read_csv(wd / V / "ci/systems/vaswani/queries.tsv", sep="\t", dtype=str).query_id.tolist()
     assert q == draw_queries(judged_queries(qrels), 10, 1)
     assert (wd / V / "ci/systems_vaswani.png").stat().st_size > 0
@@ -96,9 +98,55 @@ def _scheduled(wd, cfg_path, change):
 
 @pytest.mark.parametrize("key, value, affected", [
     ("plan_widths", [0.5], {"ci_systems_plan"}),
+    ("plan_deltas", [0.5], {"ci_systems_plan"}),
+    ("baseline", "mine/myrun", {"ci_systems", "ci_systems_plan"}),
     ("measures", ["DCG@10"], {"ci_systems", "ci_systems_plan"}),
     ("seed", 2, {"ci_systems_pairs", "ci_systems_labels", "ci_systems", "ci_systems_plan"}),
 ])
 def test_systems_keys_rerun_only_what_they_change(systems_run, key, value, affected):
     wd, *_ = systems_run
     assert _scheduled(wd, wd / "cisys.yaml", lambda s: s.update({key: value})) == affected
+
+
+# ------------------------------------------------------------------ the shipped own-queries example, end to end
+OWN = "results/own-queries"
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory, mirror):
+    """config/own-queries.yaml as shipped (its qrels path is relative to the working directory: the repository's
+    config folder is linked into the test's), its ci.systems targets."""
+    wd = tmp_path_factory.mktemp("ownq")
+    (wd / "config").symlink_to(REPO / "config")
+    snakemake(wd, "--cores", "2", f"{OWN}/ci/systems_plan_vaswani.md", config=REPO / "config" / "own-queries.yaml")
+    return wd
+
+
+def test_the_own_queries_example_runs_end_to_end(own_run):
+    wd = own_run
+    qrels = read_qrels(wd / OWN / "collections/vaswani/qrels.txt")
+    shipped = read_qrels(REPO / "config/own-queries/vaswani-qrels-10.txt")
+    # the shipped qrels are vaswani's own judgments of the 10 queries the config's comment says (seed 0)
+    ten = draw_queries(judged_queries(qrels), 10, 0)
+    assert sorted(shipped.query_id.unique(), key=int) == ten
+    pd.testing.assert_frame_equal(shipped.reset_index(drop=True),
+                                  qrels[qrels.query_id.isin(ten)].reset_index(drop=True))
+    t = pd.read_csv(wd / OWN / "ci/systems_vaswani.csv", keep_default_na=False, na_values=[""])
+    s = t[t.kind == "system"]
+    topics = pd.read_csv(wd / OWN / "collections/vaswani/topics.tsv", sep="\t", dtype=str)
+    assert len(topics) == 93 and (s.n == 10).all() and (s.N == 93).all()
+    assert s.truth.isna().all() and s.covered.isna().all()  # nothing observes the mean over all 93
+    assert np.isfinite(s[["estimate", "low", "high"]].to_numpy()).all() and (s.low <= s.estimate).all()
+    assert (s.estimate <= s.high).all()
+    q = pd.read_csv(wd / OWN / "ci/systems/vaswani/queries.tsv", sep="\t", dtype=str).query_id.tolist()
+    assert q == ten
+    pairs = pd.read_csv(wd / OWN / "ci/systems/vaswani/pairs.tsv", sep="\t", dtype={"query_id": str})
+    assert pairs.query_id.nunique() == 93 and pairs[~pairs.query_id.isin(ten)].relevance.isna().all()
+    d = t[t.kind == "difference"]
+    assert set(d.system) == {"qld_mu-1000"} and set(d.system_b) == {"bm25_k1-0.9_b-0.4"} and d.truth.isna().all()
+    b = t[t.kind == "bias"]
+    assert len(b) == 2 * 2 and not b.same_model.any()
+    md = (wd / OWN / "ci/systems_vaswani.md").read_text()
+    assert "10 judged of 93 queries" in md and "all human labels" not in md
+    power = pd.read_csv(wd / OWN / "ci/systems_power_vaswani.csv")
+    assert set(power.method) == {"bootstrap", "ppi", "ppi++"} and set(power.delta_relative) == {0.05, 0.1, 0.2}
