@@ -293,7 +293,7 @@ def test_plan_markdown_keeps_every_row_and_says_what_inf_and_beyond_n_mean():
     md = planning.plan_markdown(need, "vaswani", alpha=0.05)
     rows = [line for line in md.splitlines() if line.startswith("| bm25 ")]
     assert len(rows) == 3 and "| inf |" in rows[0] and "| 598 |" in rows[1] and rows[2].endswith("| True |")
-    assert "n = 10 labelled" in md and "N = 93 judged" in md and "95% interval" in md
+    assert "n = 10 labelled" in md and "N = 93 queries" in md and "95% interval" in md
     assert "`inf`" in md and "n_needed > N" in md
     assert "90% interval" in planning.plan_markdown(need, "vaswani", alpha=0.1)
 

@@ -100,7 +100,7 @@ def plan_markdown(need: pd.DataFrame, collection: str, alpha=0.05) -> str:
     lines = [f"# How many human-labelled queries a target interval width needs on {collection}", "",
              f"Predicted {1 - alpha:.0%} interval width against the number m of human-labelled queries, from the "
              f"n = {n} labelled now (the variances of their human values and labels) and the labels of all N = {N} "
-             "judged queries. `target_width`: `target_relative` × the system's PPI estimate. `n_needed`: the "
+             "queries. `target_width`: `target_relative` × the system's PPI estimate. `n_needed`: the "
              "smallest m whose predicted width is at most the target: bootstrap, PPI and PPI++ from their "
              "normal-approximation widths, CRC by scaling its observed width at n as 1/√m (a heuristic). `inf`: no "
              "m reaches the target (PPI's width has a floor, 2z·sd(Û)/√N: the spread of the labels' own values over "

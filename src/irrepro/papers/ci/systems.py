@@ -387,13 +387,14 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
     lq = {str(q) for q in labelled_queries}
     if own:
         queries = [str(q) for q in queries]
+        qrels = qrels[qrels.query_id.astype(str).isin(lq)]  # the qrels of the other queries are never read
         judged = set(judged_queries(qrels))
-        outside = judged - set(queries)
-        if outside:
-            raise InputError(f"the qrels judge queries that are not among the topics' queries: {sorted(outside)[:3]}")
         unknown = lq - judged
         if unknown:
             raise InputError(f"labelled queries {sorted(unknown)[:3]} have no judgment in the qrels")
+        outside = judged - set(queries)
+        if outside:
+            raise InputError(f"the qrels judge queries that are not among the topics' queries: {sorted(outside)[:3]}")
     else:
         queries = judged_queries(qrels)
         unknown = lq - set(queries)
@@ -402,8 +403,6 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
     L = np.array([q in lq for q in queries])
     if not (2 <= L.sum() <= len(queries) - 2):
         raise InputError(f"{int(L.sum())} labelled of {len(queries)} queries: need 2 <= n <= N - 2")
-    if own:  # the qrels of the other queries are never read
-        qrels = qrels[qrels.query_id.astype(str).isin(lq)]
     check_grade_scale(qrels, len(label_columns(labels)))
     if correction not in CORRECTIONS:
         raise InputError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
