@@ -31,7 +31,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from irrepro.core.trec import sort_run
 from irrepro.errors import InputError
@@ -117,6 +116,7 @@ def _mean_defined(per_topic: pd.Series) -> float:
 def _tau_b(x, y) -> float:
     """Kendall's tau-b, rounded to 14 decimals as ``repro_eval`` rounds it, so that a reversed ranking gives -1.0
     and not -0.9999999999999998."""
+    from scipy import stats  # here, not at the top: the Snakefile's plan imports this module
     return float(round(stats.kendalltau(x, y).statistic, 14))
 
 
@@ -322,6 +322,7 @@ def effect_ratio_interval(orig_baseline, orig_advanced, repro_baseline, repro_ad
     md, mr = float(d.mean()), float(dr.mean())
     cov = np.cov(np.vstack([d, dr]), ddof=1) / n
     vd, vr, c = float(cov[0, 0]), float(cov[1, 1]), float(cov[0, 1])
+    from scipy import stats  # here, not at the top: the Snakefile's plan imports this module
     t = float(stats.t.ppf((1 + level) / 2, n - 1))
     half = t * math.sqrt(vd)
     A = md * md - t * t * vd
@@ -364,6 +365,7 @@ def ttest_paired(orig_scores, repro_scores) -> float:
     x, y = _paired(orig_scores, repro_scores, "paired t-test")
     if np.array_equal(x, y):
         return 1.0
+    from scipy import stats  # here, not at the top: the Snakefile's plan imports this module
     return float(stats.ttest_rel(x, y).pvalue)
 
 
@@ -378,4 +380,5 @@ def ttest_unpaired(orig_scores, repro_scores) -> float:
                          f"{y.shape}")
     if np.ptp(x) == 0 and np.ptp(y) == 0 and x[0] == y[0]:
         return 1.0
+    from scipy import stats  # here, not at the top: the Snakefile's plan imports this module
     return float(stats.ttest_ind(x, y).pvalue)
