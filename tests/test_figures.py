@@ -206,19 +206,27 @@ def _cost():
     return [(plot_cost(t, top=2), ["Cost per rule"])]
 
 
-def _pvalues(baseline=None):
-    from irrepro.stats.plots import pvalue_heatmap
+def _effects(baselines=None):
+    from irrepro.stats.plots import effect_heatmap
     systems = ["s1", "s2", "s3"]
-    rows = [{"test": t, "correction": "holm", "system_a": a, "system_b": b, "p_adjusted": RNG.uniform()}
-            for t in ("t-test", "wilcoxon") for i, a in enumerate(systems) for b in systems[i + 1:]
-            if baseline is None or b == baseline]
-    return [(pvalue_heatmap(pd.DataFrame(rows), systems, COLL, "AP", baseline), [COLL, "AP"])]
+    means = dict(zip(systems, [0.5, 0.4, 0.3]))
+    if baselines is None:
+        pairs = [(a, b, "") for i, a in enumerate(systems) for b in systems[i + 1:]]
+    else:
+        pairs = [(a, b, b) for b in baselines for a in systems if a != b]
+    rows = [{"test": t, "correction": c, "system_a": a, "system_b": b, "baseline": base,
+             "delta": means[a] - means[b], "p_adjusted": p, "significant": p < 0.05}
+            for t, corrs in (("t-test", ("holm", "bh")), ("tukey", ("hsd",))) for c in corrs
+            for (a, b, base), p in zip(pairs, RNG.uniform(0, 0.1, len(pairs)))]
+    return [(effect_heatmap(pd.DataFrame(rows), systems, COLL, "AP", alpha=0.05), [COLL, "AP"])]
 
 
-def _pvalue_heatmaps():
-    from irrepro.stats.plots import pvalue_heatmap
-    empty = pd.DataFrame(columns=["test", "correction", "system_a", "system_b", "p_adjusted"])
-    return _pvalues() + _pvalues("s1") + [(pvalue_heatmap(empty, ["s1"], COLL, "AP"), [COLL])]
+def _effect_heatmaps():
+    from irrepro.stats.plots import effect_heatmap
+    empty = pd.DataFrame(columns=["test", "correction", "system_a", "system_b", "baseline", "delta", "p_adjusted",
+                                  "significant"])
+    return (_effects() + _effects(["s1"]) + _effects(["s3", "s1"])
+            + [(effect_heatmap(empty, ["s1"], COLL, "AP", alpha=0.05), [COLL])])
 
 
 def _dstudy():
@@ -268,7 +276,7 @@ BUILDERS = {
     "irrepro.repro.plots.plot_differences": _repro_differences,
     "irrepro.retrieval.plots.population_figure": _population,
     "irrepro.stats.plots.dstudy_figure": _dstudy,
-    "irrepro.stats.plots.pvalue_heatmap": _pvalue_heatmaps,
+    "irrepro.stats.plots.effect_heatmap": _effect_heatmaps,
 }
 
 

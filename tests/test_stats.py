@@ -287,8 +287,10 @@ def test_stats_config_names_unknown_collections_systems_and_measures():
         measures(cfg, plan, "t8")
     full = {"stats": {"enabled": True, "baseline": {"t8": "run3"}, "tests": ["t"], "corrections": ["holm"],
                       "alpha": 0.05, "n_permutations": 99, "n_bootstrap": 99, "seed": 1}}
-    assert settings(full, "t8", COMPARE_KEYS)["baseline"] == "run3"
+    assert settings(full, "t8", COMPARE_KEYS)["baseline"] == ["run3"]  # one name: a list of one
     assert settings(full, "vaswani", COMPARE_KEYS)["baseline"] is None
+    full["stats"]["baseline"] = {"t8": ["run3", "vaswani/dph"]}
+    assert settings(full, "t8", COMPARE_KEYS)["baseline"] == ["run3", "vaswani/dph"]
 
 
 def test_a_measure_the_scores_lack_gives_an_empty_table_and_a_note():
@@ -402,6 +404,216 @@ def test_constant_and_identical_differences_have_no_finite_effect_size_and_a_not
     # non-degenerate: no note column, and the summary is the plain table
     ok = compare_measure(_scores(np.random.default_rng(5).random((20, 3))), "c", "AP",
                          {**SETTINGS, "baseline": None})
-    assert list(ok.table.columns) == list(ok.table.columns[:14]) and "note" not in ok.table
+    from irrepro.stats.compare import COLUMNS
+    assert list(ok.table.columns) == COLUMNS and "note" not in ok.table
     from irrepro.core.io import to_markdown
     assert summary_markdown(ok) == to_markdown(ok.summary)
+
+
+# ---------------------------------------------------------------- several baselines, baselines of other collections
+
+BL_SETTINGS = {**SETTINGS, "corrections": ["holm", "bh", "bonferroni"], "n_permutations": 199, "n_bootstrap": 199}
+
+
+def _population(T=40, seed=11):
+    """A topic × system matrix with known order: ``good`` = ``base`` + 0.1, ``bad`` = ``base`` − 0.1 (plus noise),
+    three noisy systems around ``base``."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.2, 0.6, T)
+    cols = {"base": base, "good": base + 0.1 + rng.normal(0, 0.03, T), "bad": base - 0.1 + rng.normal(0, 0.03, T)}
+    cols.update({f"n{k}": base + rng.normal(0, 0.05, T) for k in range(3)})
+    return pd.DataFrame(cols, index=[str(t) for t in range(1, T + 1)])
+
+
+def test_two_baselines_give_two_signed_families():
+    mat = _population()
+    t = compare(mat, **BL_SETTINGS, baseline=["base", "n1"])
+    assert list(dict.fromkeys(t.baseline)) == ["base", "n1"]
+    for b, fam in t.groupby("baseline"):
+        assert (fam.system_b == b).all() and set(fam.system_a) == set(mat.columns) - {b}
+        # one row per other system under every paired test × correction and tukey × hsd
+        assert len(fam) == (mat.shape[1] - 1) * (5 * 3 + 1)
+        # delta = system − baseline, signed
+        d = fam.drop_duplicates("system_a").set_index("system_a").delta
+        np.testing.assert_allclose(d, (mat[d.index].mean() - mat[b].mean()).to_numpy(), atol=1e-12)
+    good, bad = t[t.system_a == "good"], t[t.system_a == "bad"]
+    assert (good.delta > 0.05).all() and (bad.delta < -0.05).all()
+    assert (good[good.test == "t"].ci_low > 0).all() and (bad[bad.test == "t"].ci_high < 0).all()
+    assert (good[good.test == "t"].effect_size > 0).all() and (bad[bad.test == "t"].effect_size < 0).all()
+    # the two baselines compared both ways round, each in its own family
+    x = t[(t.system_a == "n1") & (t.baseline == "base")].delta.iloc[0]
+    y = t[(t.system_a == "base") & (t.baseline == "n1")].delta.iloc[0]
+    assert x == pytest.approx(-y) and x != 0
+    # a family does not depend on the other baselines: its resamples have their own seed
+    alone = compare(mat, **BL_SETTINGS, baseline="base")
+    cols = ["system_a", "test", "correction", "p_value", "p_adjusted", "ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(alone[cols], t[t.baseline == "base"][cols].reset_index(drop=True))
+    # without a baseline: all pairs, the baseline column empty
+    allp = compare(mat, **{**BL_SETTINGS, "tests": ["t"]})
+    assert (allp.baseline == "").all() and len(allp) == 15 * 3
+
+
+def test_adjusted_p_of_each_correction_is_multipletests_over_one_baseline_family():
+    from statsmodels.stats.multitest import multipletests
+
+    mat = _population(T=25, seed=3)
+    t = compare(mat, **BL_SETTINGS, baseline=["base", "good"])
+    method = {"holm": "holm", "bh": "fdr_bh", "bonferroni": "bonferroni"}
+    for (b, test, corr), fam in t[t.test != "tukey"].groupby(["baseline", "test", "correction"]):
+        np.testing.assert_allclose(fam.p_adjusted, multipletests(fam.p_value, method=method[corr])[1], atol=1e-12)
+        if test == "t":
+            ref = [stats.ttest_rel(mat[a], mat[b]).pvalue for a in fam.system_a]
+            np.testing.assert_allclose(fam.p_value, ref, atol=1e-12)
+    # the check can fail: the correction over both families together gives other adjusted p-values
+    both = t[(t.test == "t") & (t.correction == "holm")]
+    assert np.abs(both.p_adjusted.to_numpy() - multipletests(both.p_value, method="holm")[1]).max() > 1e-6
+
+
+def test_summary_per_baseline_has_delta_interval_and_every_correction():
+    from irrepro.stats.stage import compare_measure, summary_markdown
+
+    mat = _population(T=30, seed=5)
+    scores = _scores(mat.to_numpy(), list(mat.columns))
+    r = compare_measure(scores, "c", "AP", {**BL_SETTINGS, "baseline": ["base", "n0"]})
+    sm = r.summary
+    assert list(dict.fromkeys(sm.baseline)) == ["base", "n0"]
+    for test in ("t", "wilcoxon", "sign", "randomisation", "bootstrap"):
+        for c in ("p", "holm", "bh", "bonferroni"):
+            assert f"{test} {c}" in sm.columns
+    assert "tukey hsd" in sm.columns
+    row = sm[(sm.baseline == "base") & (sm.system == "good")].iloc[0]
+    ref = stats.ttest_rel(mat["good"], mat["base"])
+    ci = ref.confidence_interval(0.95)
+    assert row.delta == pytest.approx(mat["good"].mean() - mat["base"].mean())
+    assert (row.ci_low, row.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    d = mat["good"] - mat["base"]
+    assert row.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
+    fam = r.table[(r.table.baseline == "base") & (r.table.system_a == "good") & (r.table.test == "t")]
+    for c in ("holm", "bh", "bonferroni"):
+        p = fam[fam.correction == c].p_adjusted.iloc[0]
+        assert row[f"t {c}"] == f"{p:.3g}▲"  # significantly better than the baseline
+    bad = sm[(sm.baseline == "base") & (sm.system == "bad")].iloc[0]
+    assert bad.delta < 0 and bad["t holm"].endswith("▼")
+    own = sm[(sm.baseline == "base") & (sm.system == "base")].iloc[0]
+    assert own.delta == "baseline" and own["t holm"] == "" and own["mean"] == pytest.approx(mat["base"].mean())
+    md = summary_markdown(r)
+    assert md.count("### Against baseline") == 2 and "| t p | t holm | t bh | t bonferroni |" in md
+
+
+def test_an_imported_system_is_compared_with_a_population_baseline():
+    from irrepro.stats.stage import compare_measure, join_baselines, reliability
+
+    pop = _population(T=30, seed=8)
+    vas = _scores(pop.to_numpy(), list(pop.columns)).assign(collection="vaswani")
+    vas["topic"] = (vas["topic"].astype(int) + 1).astype(str)  # topics "1".."30"
+    # my runs: topics 1..20 of the same collection; mine_good is better than the population's base
+    topics = [str(t) for t in range(1, 21)]
+    b = pop["base"].to_numpy()[:20]
+    mine = pd.DataFrame([{"collection": "mine", "system": s, "topic": t, "measure": "AP", "value": v}
+                         for s, vals in (("mine_good", b + 0.08), ("mine_same", b + np.random.default_rng(1).normal(
+                             0, 0.01, 20))) for t, v in zip(topics, vals)])
+    joined = join_baselines(mine, "mine", ["vaswani/base"], {"vaswani": vas})
+    assert set(joined.system) == {"mine_good", "mine_same", "vaswani/base"}
+    assert set(joined[joined.system == "vaswani/base"].topic) == set(topics)  # only the import's topics
+    r = compare_measure(joined, "mine", "AP", {**BL_SETTINGS, "baseline": ["vaswani/base"]})
+    t = r.table
+    assert (t.system_b == "vaswani/base").all() and (t.baseline == "vaswani/base").all()
+    good = t[(t.system_a == "mine_good") & (t.test == "t") & (t.correction == "holm")].iloc[0]
+    assert good.delta == pytest.approx(0.08) and good.significant and good.n_topics == 20
+    rel = reliability(joined, {"AP": t}, {**REL_SETTINGS, "baseline": ["vaswani/base"]})
+    assert rel.reliability.n_systems.iloc[0] == 3
+    # a name whose head is no other id is a system of the collection itself
+    assert join_baselines(mine, "mine", ["mine_good"], {}) is mine
+    with pytest.raises(InputError, match=r"config key stats\.baseline\.mine: 'vaswani/bm99': vaswani has no "
+                                         r"system 'bm99'"):
+        join_baselines(mine, "mine", ["vaswani/bm99"], {"vaswani": vas})
+    far = vas.assign(topic="x" + vas["topic"])
+    with pytest.raises(InputError, match=r"stats\.baseline\.mine: 'vaswani/base' scored none of mine's topics"):
+        join_baselines(mine, "mine", ["vaswani/base"], {"vaswani": far})
+    # a baseline a matrix import turns out not to have: named by its config key at run time
+    with pytest.raises(InputError, match=r"config key stats\.baseline\.mine: 'run9'"):
+        compare_measure(mine, "mine", "AP", {**BL_SETTINGS, "baseline": ["run9"]})
+
+
+def test_baseline_config_errors_name_the_key(tmp_path):
+    from irrepro.stats.plan import baseline_sources, check
+
+    check(*_plan(baseline={"vaswani": ["dph", "bm25"], "t8": ["vaswani/bm25", "run3"]}))  # fine
+    for cfg, msg in [
+            ({"baseline": {"vaswani": ["dph", "bm26"]}},
+             r"^config key stats\.baseline\.vaswani\[1\]: 'bm26' is not a system of the population of vaswani"),
+            ({"baseline": {"t8": ["vaswani/bm26"]}},
+             r"^config key stats\.baseline\.t8\[0\]: 'bm26' is not a system of the population of vaswani"),
+            ({"baseline": {"t8": "vaswani/bm25"}, "measures": {"t8": ["AP"]}}, None),
+            ({"baseline": {"vaswani": ["t8/run3"]}, "measures": {"vaswani": ["P@10"]}},
+             r"^config key stats\.baseline\.vaswani\[0\]: 't8' has no 'P@10' scores"),
+            ({"baseline": {"vaswan": ["dph"]}}, r"^config key stats\.baseline\.vaswan: 'vaswan' is neither")]:
+        if msg is None:
+            check(*_plan(**cfg))
+            continue
+        with pytest.raises(InputError, match=msg):
+            check(*_plan(**cfg))
+    cfg, plan = _plan(baseline={"t8": ["vaswani/bm25", "vaswani/dph", "run3"]})
+    assert baseline_sources(cfg, plan, "t8") == ["vaswani"] and baseline_sources(cfg, plan, "vaswani") == []
+    # a runs import's systems are its run files, known before the run
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("mine1.run", "mine2.run"):
+        (runs / name).write_text("1 Q0 d1 1 1.0 x\n")
+    cfg, plan = _plan(baseline={"t8": ["mine3"]})
+    cfg["imports"] = {"t8": {"type": "runs", "runs": str(runs)}}
+    with pytest.raises(InputError, match=r"stats\.baseline\.t8\[0\]: 'mine3' is not a run of imports\.t8\.runs "
+                                         r"\(\['mine1', 'mine2'\]\)"):
+        check(cfg, plan)
+    cfg["stats"]["baseline"] = {"t8": ["mine2"]}
+    check(cfg, plan)
+
+
+def test_baseline_schema_takes_a_name_or_a_list():
+    from irrepro.schema import validate_config
+
+    schemas = Path(__file__).resolve().parents[1] / "workflow" / "schemas"
+    for value in ("dph", ["dph", "vaswani/bm25"]):
+        validate_config({"version": "t", "stats": {"baseline": {"vaswani": value}}}, schemas)
+    for value in ([], ["dph", "dph"], 3):
+        with pytest.raises(InputError, match=r"^config key stats\.baseline\.vaswani: .* is not"):
+            validate_config({"version": "t", "stats": {"baseline": {"vaswani": value}}}, schemas)
+
+
+def test_effect_heatmap_shows_signed_differences_and_marks_significance():
+    import matplotlib.pyplot as plt
+
+    from irrepro.stats.plots import effect_heatmap
+
+    mat = _population(T=30, seed=2)
+    t = compare(mat, **{**BL_SETTINGS, "tests": ["t"], "corrections": ["holm", "bh"]}, baseline=["base", "n2"])
+    systems = list(ranked(mat).columns)
+    fig = effect_heatmap(t, systems, "c", "AP", alpha=0.05)
+    panels = [a for a in fig.axes if a.images]
+    assert [a.get_title() for a in panels] == ["against base", "against n2"]
+    ax = panels[0]
+    im = ax.images[0]
+    lo, hi = im.get_clim()
+    assert lo == pytest.approx(-hi) and hi > 0  # diverging, centred at 0
+    rows = [s for s in systems if s != "base"]
+    M = np.asarray(im.get_array())
+    fam = t[t.baseline == "base"]
+    for j, corr in enumerate(["holm", "bh"]):
+        h = fam[fam.correction == corr].set_index("system_a").loc[rows]
+        np.testing.assert_allclose(M[:, j], h.delta, atol=1e-12)
+    assert M[rows.index("good"), 0] > 0 and M[rows.index("bad"), 0] < 0
+    marked = {(int(round(y)), int(round(x))) for x, y in ax.collections[0].get_offsets()}
+    want = {(rows.index(s), j) for j, corr in enumerate(["holm", "bh"])
+            for s, sig in fam[fam.correction == corr][["system_a", "significant"]].itertuples(index=False) if sig}
+    assert marked == want and want
+    plt.close(fig)
+    # all pairs: row − column, antisymmetric, marks on both sides
+    allp = compare(mat, **{**BL_SETTINGS, "tests": ["t"], "corrections": ["holm"]})
+    fig = effect_heatmap(allp, systems, "c", "AP", alpha=0.05)
+    ax = [a for a in fig.axes if a.images][0]
+    M = np.asarray(ax.images[0].get_array())
+    i, j = systems.index("good"), systems.index("bad")
+    assert M[i, j] == pytest.approx(mat["good"].mean() - mat["bad"].mean()) and M[j, i] == pytest.approx(-M[i, j])
+    marked = {(int(round(y)), int(round(x))) for x, y in ax.collections[0].get_offsets()}
+    assert (i, j) in marked and (j, i) in marked
+    plt.close(fig)

@@ -1,7 +1,12 @@
 # Comparing systems on every collection and import: paired tests, corrections, effect sizes, randomised Tukey HSD,
 # G-study / D-study reliability, discriminative power, swap rates (irrepro.stats). docs/stats.md
 from irrepro.plan import rule_names as _rule_names
-from irrepro.stats.plan import COMPARE_KEYS, RELIABILITY_KEYS, settings as _stats_settings
+from irrepro.stats.plan import (
+    COMPARE_KEYS,
+    RELIABILITY_KEYS,
+    baseline_sources as _baseline_sources,
+    settings as _stats_settings,
+)
 
 # One job per collection: every measure's per-pair table, summary and heat map (one Python start-up and one read of
 # the score table for all of them; the results do not depend on it, each measure's resamples have their own seed).
@@ -15,7 +20,9 @@ for collection, _measures in STATS_MEASURES.items():
         name:
             _STATS_COMPARE_RULES[collection]
         input:
-            f"{V}/scores/{collection}.tsv",
+            scores=f"{V}/scores/{collection}.tsv",
+            # the score tables of baselines from other collections and imports (stats.baseline: <id>/<system>)
+            baselines=[f"{V}/scores/{o}.tsv" for o in _baseline_sources(config, PLAN, collection)],
         output:
             csv=[f"{V}/stats/{collection}/{measure}.csv" for measure in _measures],
             md=[
@@ -35,7 +42,7 @@ for collection, _measures in STATS_MEASURES.items():
                     caption="../report/stats/compare.rst",
                     category="Comparing systems",
                     subcategory=collection,
-                    labels={"collection": collection, "measure": measure, "item": "p-values"},
+                    labels={"collection": collection, "measure": measure, "item": "differences"},
                 )
                 for measure in _measures
             ],
@@ -62,6 +69,7 @@ rule stats_reliability:
     (power.csv) and swap rates over topic subsets (swaps.csv) of one collection."""
     input:
         scores=f"{V}/scores/{{collection}}.tsv",
+        baselines=lambda wc: [f"{V}/scores/{o}.tsv" for o in _baseline_sources(config, PLAN, wc.collection)],
         tables=lambda wc: [f"{V}/stats/{wc.collection}/{m}.csv" for m in STATS_MEASURES[wc.collection]],
     output:
         csv=f"{V}/stats/{{collection}}/reliability.csv",

@@ -1,11 +1,15 @@
 """What a schema cannot check of the ``stats:`` config section: the collections it names exist, their measures are
-scored (where the score table's measures are known before the run)."""
+scored (where the score table's measures are known before the run), their baselines are systems (where the systems
+are known before the run: the population of a retrieved collection, the run files of a runs import), a baseline
+from another collection (``<id>/<system>``) has the measures compared."""
 from __future__ import annotations
 
+import os
 import re
 
+from irrepro.core.trec import run_files, run_systems
 from irrepro.errors import InputError
-from irrepro.stats.stage import MEASURE_PATTERN
+from irrepro.stats.stage import MEASURE_PATTERN, split_baseline
 
 
 def check(config: dict, plan) -> None:
@@ -22,10 +26,47 @@ def check(config: dict, plan) -> None:
             plan.require_measure(f"stats.measures.{c}[{i}]", c, m)
     for c in plan.all_scored:
         measures(config, plan, c)
-    for c, b in (s.get("baseline") or {}).items():
-        if c in plan.systems and b not in plan.systems[c]:
-            raise InputError(f"config key stats.baseline.{c}: {b!r} is not a system of the population "
-                             f"({plan.systems[c]})")
+    for c, value in (s.get("baseline") or {}).items():
+        names = [value] if isinstance(value, str) else list(value)
+        for i, b in enumerate(names):
+            key = f"stats.baseline.{c}" + ("" if isinstance(value, str) else f"[{i}]")
+            src, system = split_baseline(b, c, plan.all_scored)
+            known = known_systems(config, plan, src)
+            if known is not None and system not in known:
+                what = (f"a system of the population of {src}" if src in plan.systems else
+                        f"a run of imports.{src}.runs")
+                raise InputError(f"config key {key}: {system!r} is not {what} ({known}); a system of another "
+                                 f"collection or import is named <id>/<system> (ids: {plan.all_scored})")
+            if src != c:
+                for m in measures(config, plan, c):
+                    plan.require_measure(key, src, m)
+
+
+def known_systems(config: dict, plan, scored_id: str) -> list | None:
+    """The systems of a score table where they are known before the run: a retrieved collection's population, a
+    runs import's run files; None for matrix and trec_eval imports (their files name them)."""
+    if scored_id in plan.systems:
+        return list(plan.systems[scored_id])
+    spec = (config.get("imports") or {}).get(scored_id) or {}
+    if spec.get("type") == "runs" and spec.get("runs") and os.path.isdir(spec["runs"]):
+        return [name for name, _ in run_systems(run_files(spec["runs"]))]
+    return None
+
+
+def baselines(config: dict, collection: str) -> list | None:
+    """The baselines of a collection (``stats.baseline.<collection>``, one name or a list) as a list; None without
+    one (all pairs)."""
+    value = ((config.get("stats") or {}).get("baseline") or {}).get(collection)
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value) or None
+
+
+def baseline_sources(config: dict, plan, collection: str) -> list:
+    """The other scored ids whose score tables a collection's stats rules read: those its baselines name as
+    ``<id>/<system>``."""
+    out = {split_baseline(b, collection, plan.all_scored)[0] for b in baselines(config, collection) or []}
+    return sorted(out - {collection})
 
 
 COMPARE_KEYS = ("tests", "corrections", "alpha", "n_permutations", "n_bootstrap", "seed")
@@ -47,7 +88,8 @@ def measures(config: dict, plan, collection: str) -> list:
 
 
 def settings(config: dict, collection: str, keys) -> dict:
-    """The settings one rule of the stats stage needs for one collection (``keys``, plus its baseline)."""
+    """The settings one rule of the stats stage needs for one collection (``keys``, plus its baselines: a list, or
+    None without one)."""
     s = {k: config["stats"][k] for k in keys}
-    s["baseline"] = (config["stats"].get("baseline") or {}).get(collection)
+    s["baseline"] = baselines(config, collection)
     return s

@@ -1,12 +1,14 @@
-"""Figures of the stats stage: p-value heat maps of one collection × measure, the D-study of one collection."""
+"""Figures of the stats stage: heat maps of the signed differences between the systems of one collection × measure
+with their significance, the D-study of one collection."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-#: p-value classes of the heat maps
-BOUNDS = [0, 0.001, 0.01, 0.05, 1.0000001]
-CLASSES = ["p < 0.001", "p < 0.01", "p < 0.05", "p ≥ 0.05"]
+#: the mark of a significant comparison
+MARK = "*"
+#: the height of a system's row in the heat map of the baselines (inches)
+ROW_IN = 0.14
 
 
 def _plt():
@@ -19,19 +21,9 @@ def _plt():
 
 
 def _cmap():
-    from matplotlib.colors import BoundaryNorm, ListedColormap
+    import matplotlib
 
-    cmap = ListedColormap(["#08306b", "#2171b5", "#9ecae1", "#f7f7f7"])
-    cmap.set_bad("white")
-    return cmap, BoundaryNorm(BOUNDS, cmap.N)
-
-
-def _legend(fig, cmap):
-    from matplotlib.patches import Patch
-
-    fig.legend(handles=[Patch(facecolor=cmap(i), edgecolor="0.5", label=c) for i, c in enumerate(CLASSES)],
-               loc="center left", ncol=1, fontsize=8, title="adjusted p-value", title_fontsize=8,
-               bbox_to_anchor=(1.0, 0.5))
+    return matplotlib.colormaps["RdBu"].with_extremes(bad="0.85")  # red: worse, blue: better
 
 
 def _ticks(ax, names, axis):
@@ -45,11 +37,40 @@ def _ticks(ax, names, axis):
         ax.set_yticks(idx, [names[i] for i in idx], fontsize=fs)
 
 
-def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, baseline: str | None = None):
-    """All pairs: one panel per test, a systems × systems matrix (ranked by mean, best first) of the adjusted
-    p-value of the first correction. With a baseline: one matrix of systems × tests."""
+def _marks(ax, sig: np.ndarray, cell_in: float):
+    """A star on every significant cell (rows i, columns j of ``sig``), sized to the cells (``cell_in``: the
+    smaller side of a cell, in inches)."""
+    i, j = np.nonzero(sig)
+    side = 0.6 * 72 * cell_in  # points
+    ax.scatter(j, i, marker=MARK, s=float(np.clip(side ** 2, 2.0, 60.0)), c="black", edgecolors="white",
+               linewidths=0.3)
+
+
+def _colorbar(fig, im, axes, measure, what, alpha, first):
+    cb = fig.colorbar(im, ax=axes, shrink=0.8, pad=0.02, fraction=0.04)
+    cb.set_label(f"{measure} difference: {what}\n{MARK}: adjusted p < {alpha:g} ({first})", fontsize=8)
+    cb.ax.set_xlabel(f"Δ {measure}", fontsize=7)
+    cb.ax.tick_params(labelsize=7)
+    return cb
+
+
+def _limit(values) -> float:
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    m = float(v.max()) if v.size else 0.0
+    return m if m > 0 else 1.0
+
+
+def effect_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, *, alpha: float):
+    """The signed mean differences of the per-pair table (:func:`irrepro.stats.compare.compare`) on a diverging
+    colour map centred at 0 (blue: better, red: worse), a star where the adjusted p-value is below ``alpha``.
+
+    All pairs (column ``baseline`` empty): one panel per test, a systems × systems matrix (ranked by mean, best
+    first) of row − column, the stars of the test's first correction. With baselines: one panel per baseline, the
+    other systems (rows, ranked) × every test and correction (columns) of system − baseline, a star for each
+    correction."""
     plt = _plt()
-    cmap, norm = _cmap()
+    cmap = _cmap()
     if table.empty:
         fig, ax = plt.subplots(figsize=(5, 2))
         ax.axis("off")
@@ -58,31 +79,43 @@ def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
         return fig
     systems = list(systems)
     pos = {s: i for i, s in enumerate(systems)}
+    lim = _limit(table["delta"])
+    bases = [b for b in dict.fromkeys(table["baseline"]) if isinstance(b, str) and b]
     tests = list(dict.fromkeys(table["test"]))
     firsts = {t: table.loc[table["test"] == t, "correction"].iloc[0] for t in tests}
-    if baseline is not None:
-        others = [s for s in systems if s != baseline]
-        M = np.full((len(others), len(tests)), np.nan)
-        rows = {s: i for i, s in enumerate(others)}
-        for j, t in enumerate(tests):
-            g = table[(table["test"] == t) & (table["correction"] == firsts[t])]
-            for s, p in zip(g["system_a"], g["p_adjusted"]):
-                M[rows[s], j] = p
-        fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(tests), 1.5 + 0.14 * len(others)))
-        ax.imshow(M, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
-        ax.set_xticks(range(len(tests)), [f"{t}\n({firsts[t]})" for t in tests], fontsize=7)
-        _ticks(ax, others, "y")
-        ax.set_xlabel("test (correction)")
-        ax.set_ylabel("system (ranked by mean, best first)")
-        ax.set_title(f"{collection}, {measure}: each system against baseline {baseline}", fontsize=9)
-        fig.tight_layout()
-        _legend(fig, cmap)
+    if bases:
+        cols = list(dict.fromkeys(zip(table["test"], table["correction"])))
+        others = [[s for s in systems if s != b] for b in bases]
+        rows_max = max(len(o) for o in others)
+        fig, axes = plt.subplots(1, len(bases), squeeze=False, layout="constrained",
+                                 figsize=(1.6 + (0.4 * len(cols) + 1.6) * len(bases), 2.0 + ROW_IN * rows_max))
+        for k, (b, ax) in enumerate(zip(bases, axes.flat)):
+            g = table[table["baseline"] == b]
+            rows = {s: i for i, s in enumerate(others[k])}
+            M = np.full((len(others[k]), len(cols)), np.nan)
+            S = np.zeros(M.shape, dtype=bool)
+            for j, (t, corr) in enumerate(cols):
+                h = g[(g["test"] == t) & (g["correction"] == corr)]
+                r = h["system_a"].map(rows).to_numpy()
+                M[r, j] = h["delta"].to_numpy()
+                S[r, j] = h["significant"].to_numpy(dtype=bool)
+            im = ax.imshow(M, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
+            _marks(ax, S, 0.8 * ROW_IN)
+            ax.set_xticks(range(len(cols)), [f"{t}\n{corr}" for t, corr in cols], fontsize=6, rotation=90)
+            _ticks(ax, others[k], "y")
+            ax.set_xlabel("test, correction", fontsize=7)
+            ax.set_ylabel("system", fontsize=7)
+            ax.set_title(f"against {b}", fontsize=8)
+        fig.suptitle(f"{collection}, {measure}: each system − baseline (systems ranked by mean, best first)",
+                     fontsize=9)
+        _colorbar(fig, im, axes.ravel().tolist(), measure, "system − baseline", alpha, "each correction")
         return fig
     n = len(tests)
-    cols = min(3, max(n, 1))
-    nrows = int(np.ceil(n / cols)) if n else 1
-    size = min(5.0, 2.0 + 0.03 * len(systems))
-    fig, axes = plt.subplots(nrows, cols, figsize=(size * cols, size * nrows + 0.6), squeeze=False)
+    ncols = min(3, max(n, 1))
+    nrows = int(np.ceil(n / ncols)) if n else 1
+    size = min(6.0, 2.0 + 0.1 * len(systems))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 1.2, size * nrows + 0.8), squeeze=False,
+                             layout="constrained")
     for k, ax in enumerate(axes.flat):
         if k >= n:
             ax.axis("off")
@@ -90,28 +123,29 @@ def pvalue_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
         t = tests[k]
         g = table[(table["test"] == t) & (table["correction"] == firsts[t])]
         M = np.full((len(systems), len(systems)), np.nan)
+        S = np.zeros(M.shape, dtype=bool)
         i = g["system_a"].map(pos).to_numpy()
         j = g["system_b"].map(pos).to_numpy()
-        M[i, j] = g["p_adjusted"].to_numpy()
-        M[j, i] = g["p_adjusted"].to_numpy()
-        ax.imshow(M, cmap=cmap, norm=norm, interpolation="nearest")
-        if k >= n - cols:  # x tick labels on the bottom row only (rotated labels would run into the titles)
+        d = g["delta"].to_numpy(dtype=float)
+        sig = g["significant"].to_numpy(dtype=bool)
+        M[i, j], M[j, i] = d, -d
+        S[i, j], S[j, i] = sig, sig
+        im = ax.imshow(M, cmap=cmap, vmin=-lim, vmax=lim, interpolation="nearest")
+        _marks(ax, S, 0.8 * size / len(systems))
+        if k >= n - ncols:  # x tick labels on the bottom row only (rotated labels would run into the titles)
             _ticks(ax, systems, "x")
+            ax.set_xlabel("column system", fontsize=7)
         else:
             ax.set_xticks([])
-        if k % cols == 0:  # y tick labels on the first column only
+        if k % ncols == 0:  # y tick labels on the first column only
             _ticks(ax, systems, "y")
+            ax.set_ylabel("row system", fontsize=7)
         else:
             ax.set_yticks([])
         ax.set_title(f"{t} ({firsts[t]})", fontsize=8)
-        if k >= n - cols:
-            ax.set_xlabel("system (ranked by mean, best first)", fontsize=7)
-        if k % cols == 0:
-            ax.set_ylabel("system (ranked by mean, best first)", fontsize=7)
-    fig.suptitle(f"{collection}, {measure}: adjusted p-values of all {len(g)} pairs of {len(systems)} systems",
-                 fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    _legend(fig, cmap)
+    fig.suptitle(f"{collection}, {measure}: mean difference row − column of all {len(g)} pairs of {len(systems)} "
+                 f"systems (ranked by mean, best first)", fontsize=10)
+    _colorbar(fig, im, axes.ravel().tolist(), measure, "row − column", alpha, "first correction")
     return fig
 
 
