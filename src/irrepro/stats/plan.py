@@ -9,7 +9,19 @@ import re
 
 from irrepro.core.trec import run_files, run_systems
 from irrepro.errors import InputError
-from irrepro.stats.stage import MEASURE_PATTERN, split_baseline
+
+# Read when the Snakefile is parsed (once per job on SLURM): this module imports no scipy; the stage imports these.
+MEASURE_PATTERN = r"[A-Za-z0-9@._-]+"
+
+
+def split_baseline(name: str, collection: str, sources) -> tuple[str, str]:
+    """``(scored id, system)`` of a baseline of ``collection``: ``<id>/<system>`` names a system of another scored id
+    among ``sources`` (a population system of a retrieved collection, another import's system); any other name is a
+    system of ``collection`` itself."""
+    head, sep, tail = name.partition("/")
+    if sep and head != collection and head in sources and tail:
+        return head, tail
+    return collection, name
 
 
 def check(config: dict, plan) -> None:

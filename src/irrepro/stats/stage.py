@@ -15,25 +15,13 @@ from irrepro.stats import gstudy as gs
 from irrepro.errors import InputError
 from irrepro.stats.compare import (COLUMNS, baselines, compare, compared_pairs, complete_matrix,
                                      degenerate_notes, ranked, summary)
+from irrepro.stats.plan import MEASURE_PATTERN, split_baseline  # noqa: F401  (re-exported)
 from irrepro.stats.power import discriminative_power, swap_rates
-
-MEASURE_PATTERN = r"[A-Za-z0-9@._-]+"
-
 
 def measure_seed(seed: int, measure: str, stream: int = 0) -> int:
     """The seed of one measure's resamples: from the configured seed and the measure's name (not its position, so
     that adding a measure changes no other measure's results)."""
     return int(np.random.SeedSequence([seed, stream, *measure.encode()]).generate_state(1)[0])
-
-
-def split_baseline(name: str, collection: str, sources) -> tuple[str, str]:
-    """``(scored id, system)`` of a baseline of ``collection``: ``<id>/<system>`` names a system of another scored id
-    among ``sources`` (a population system of a retrieved collection, another import's system); any other name is a
-    system of ``collection`` itself."""
-    head, sep, tail = name.partition("/")
-    if sep and head != collection and head in sources and tail:
-        return head, tail
-    return collection, name
 
 
 def join_baselines(scores: pd.DataFrame, collection: str, baseline, others: dict) -> pd.DataFrame:
