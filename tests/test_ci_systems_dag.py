@@ -87,6 +87,35 @@ def test_planning_table_rows(systems_run):
         assert (np.diff(k) <= 0).all()
 
 
+
+def test_own_queries_with_a_topics_file_and_qrels_of_a_few_of_them(systems_run):
+    """Mode own with files of one's own: a topics file of 50 of vaswani's queries and a qrels file judging 10 of
+    them; the systems table is over the 50 (N), from the 10 (n), with no truth."""
+    wd, run, mine, qrels = systems_run
+    topics = pd.read_csv(wd / V / "collections/vaswani/topics.tsv", sep="\t", dtype=str, keep_default_na=False)
+    fifty = topics[topics.query_id.isin(judged_queries(qrels)[:50])]
+    fifty.to_csv(wd / "my-topics.tsv", sep="\t", index=False)
+    ten = draw_queries(fifty.query_id.tolist(), 10, 3)
+    lines = [line for line in (wd / V / "collections/vaswani/qrels.txt").read_text().splitlines()
+             if line.split()[0] in set(ten)]
+    (wd / "my-qrels.txt").write_text("\n".join(lines) + "\n")
+    cfg = yaml.safe_load((wd / "cisys.yaml").read_text())
+    cfg["version"] = "own"
+    cfg["ci"]["systems"].update(mode="own", topics=str(wd / "my-topics.tsv"), qrels=str(wd / "my-qrels.txt"),
+                                baseline="mine/myrun")
+    path = wd / "own.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    snakemake(wd, "--cores", "2", "results/own/ci/systems_plan_vaswani.md", config=path)
+    t = pd.read_csv(wd / "results/own/ci/systems_vaswani.csv", keep_default_na=False, na_values=[""])
+    s = t[t.kind == "system"]
+    assert (s.N == 50).all() and (s.n == 10).all() and s.truth.isna().all()
+    pq = pd.read_csv(wd / "results/own/ci/systems/vaswani/per_query.csv", dtype={"query_id": str})
+    assert set(pq.query_id) == set(fifty.query_id) and set(pq[pq.labelled].query_id) == set(ten)
+    q = pd.read_csv(wd / "results/own/ci/systems/vaswani/queries.tsv", sep="\t", dtype=str).query_id.tolist()
+    assert q == ten
+    d = t[t.kind == "difference"]
+    assert set(d.system) == {POP} and set(d.system_b) == {"mine/myrun"}  # the named baseline
+
 def _scheduled(wd, cfg_path, change):
     cfg = yaml.safe_load(cfg_path.read_text())
     change(cfg["ci"]["systems"])
