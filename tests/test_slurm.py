@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, TEST_CONFIG, result_files, slurm_wanted, snakemake, snakemake_cmd
+from conftest import REPO, SLURM_GROUP_SIZE, TEST_CONFIG, result_files, slurm_wanted, snakemake, snakemake_cmd
 from slurm.cluster import available, slurm_cluster, started_jobs  # tests/ is on sys.path (pytest's rootdir-relative imports)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
@@ -30,8 +30,9 @@ def test_slurm_run_matches_local_run(dag, second_run):
     assert sorted(local) == sorted(cluster)
     differ = [k for k in local if local[k].read_bytes() != cluster[k].read_bytes()]
     assert not differ, f"SLURM and local runs differ: {differ}"
-    # every job but the submit-host rules (the Snakefile's `localrules`) went through slurmctld as its own job:
-    # one benchmark file per job, one kept SLURM log per submitted job under its rule's folder
+    # every job but the submit-host rules (the Snakefile's `localrules`) went through slurmctld, the jobs of each
+    # rule in group jobs of at most SLURM_GROUP_SIZE (conftest.slurm_group_args: one group per rule): one benchmark
+    # file per job, one kept SLURM log per submitted group job under its group's folder (group_<rule>_<rule>)
     bench = [(root, p) for root in (work / "results/test/benchmarks", work / "resources/benchmarks")
              for p in root.rglob("*.tsv")]
     ran = {}
@@ -41,12 +42,18 @@ def test_slurm_run_matches_local_run(dag, second_run):
     assert LOCAL_RULES <= set(ran), sorted(LOCAL_RULES - set(ran))
     logs = {}
     for p in (work / ".snakemake" / "slurm_logs").rglob("*.log"):
-        rule = p.relative_to(work / ".snakemake" / "slurm_logs").parts[0].removeprefix("rule_")
+        name = p.relative_to(work / ".snakemake" / "slurm_logs").parts[0].removeprefix("group_")
+        rule = name[:(len(name) - 1) // 2]
+        assert name == f"{rule}_{rule}", f"{p}: not a group job of one rule"
         # a rule made per collection in a loop (stats_compare_<collection>) benchmarks under its family's folder
         rule = rule if rule in ran else next((f for f in ran if rule.startswith(f"{f}_")), rule)
         logs[rule] = logs.get(rule, 0) + 1
-    assert logs == {r: n for r, n in ran.items() if r not in LOCAL_RULES}
-    assert info["jobs"] == sum(logs.values()) >= 50, f"{info['jobs']} jobs went through slurmctld: {logs}"
+    on_cluster = {r: n for r, n in ran.items() if r not in LOCAL_RULES}
+    assert set(logs) == set(on_cluster), sorted(set(logs) ^ set(on_cluster))
+    for r, n in on_cluster.items():  # n jobs in group jobs of at most SLURM_GROUP_SIZE, at least one job each
+        assert -(-n // SLURM_GROUP_SIZE) <= logs[r] <= n, (r, n, logs[r])
+    assert info["jobs"] == sum(logs.values()) >= 40, f"{info['jobs']} jobs went through slurmctld: {logs}"
+    assert sum(on_cluster.values()) > info["jobs"], "no two jobs shared a SLURM job: the groups were not applied"
 
 
 # the rules that run on the submit host under a cluster profile (the Snakefile's `localrules:`)
