@@ -5,11 +5,21 @@ plan, which it reads from ``spine.papers["labels"]``).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from irrepro.errors import InputError
 
 FIGURES = ("fig2", "fig3", "fig4")
+
+
+def parse_measure(name: str) -> tuple[str, int]:
+    """``("DCG" | "nDCG", k)`` of a measure name ``DCG@k`` / ``nDCG@k`` (here, not in :mod:`.systems`: the plan
+    reads it when the Snakefile is parsed, without the intervals' imports)."""
+    m = re.fullmatch(r"(n?DCG)@(\d+)", str(name))
+    if not m or int(m.group(2)) < 1:
+        raise InputError(f"measure {name!r}: expected DCG@k or nDCG@k (k >= 1)")
+    return m.group(1), int(m.group(2))
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,6 @@ def resolve_systems(config: dict, spine) -> dict | None:
         raise InputError(f"{key}.prompt: {prompt!r}{via} has {n_grades} grades (0..{n_grades - 1}) but the qrels of "
                          f"{c} grade up to {top[0]} ({top[1]}); label with a prompt whose grades reach {top[0]}: the "
                          "human values are the qrels' own grades")
-    from irrepro.papers.ci.systems import parse_measure
     measures = list(cs["measures"])
     try:
         k = max(parse_measure(m)[1] for m in measures)
@@ -150,8 +159,6 @@ _GENERIC_WORDS = {"file", "openai", "biencoder", "encoder", "vllm", "labels", "l
 def model_words(labeler: str, spec: dict) -> set:
     """The words that identify the labeler's model: its name and its ``model`` (a path's last part), whole and
     split at non-alphanumerics, lowercased, at least 4 characters, generic words (:data:`_GENERIC_WORDS`) left out."""
-    import re
-
     out = set()
     for text in (labeler, str(spec.get("model") or "").rstrip("/").split("/")[-1], spec.get("backend") or ""):
         text = str(text).lower()

@@ -29,14 +29,17 @@ from irrepro.errors import InputError
 PAIR_COLUMNS = ["query_id", "doc_id", "rank", "relevance"]
 
 
-def labelled_ranking(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, judged_only: bool = False) -> pd.DataFrame:
+def labelled_ranking(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, judged_only: bool = False,
+                     queries=None) -> pd.DataFrame:
     """The top ``depth`` documents of each judged query of ``run`` with their human grades.
 
     ``run``: ``query_id, doc_id, rank`` (irrepro.core.trec.read_run); ``qrels``: ``query_id, doc_id, relevance``.
     Only queries with at least one judgment are kept (a query without judgments has no human truth). With
     ``judged_only`` the run is first restricted to the documents judged for that query, so every pair has a human
-    grade (and a precomputed label from a file of labels on the judged pairs). Returns ``query_id, doc_id, rank,
-    relevance`` with ranks renumbered ``1..`` per query, sorted by query and rank.
+    grade (and a precomputed label from a file of labels on the judged pairs). ``queries``: keep these queries
+    instead (a topic set of which the qrels judge some): a query the qrels do not judge has no grade (NaN), an
+    unjudged document of a judged query grade 0. Returns ``query_id, doc_id, rank, relevance`` with ranks renumbered
+    ``1..`` per query, sorted by query and rank.
     """
     if depth < 1:
         raise InputError(f"depth must be >= 1, got {depth}")
@@ -47,11 +50,20 @@ def labelled_ranking(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, judged_
     r = run[["query_id", "doc_id", "rank"]].copy()
     r["query_id"] = r["query_id"].astype(str)
     r["doc_id"] = r["doc_id"].astype(str)
-    r = r[r.query_id.isin(set(q.query_id))]
-    if r.empty:
-        raise InputError("no query of the run has judgments in the qrels")
+    if queries is None:
+        r = r[r.query_id.isin(set(q.query_id))]
+        if r.empty:
+            raise InputError("no query of the run has judgments in the qrels")
+    else:
+        r = r[r.query_id.isin({str(x) for x in queries})]
+        if r.empty:
+            raise InputError("no query of the run is among the topics' queries")
     r = r.merge(q, on=["query_id", "doc_id"], how="inner" if judged_only else "left")
-    r["relevance"] = r["relevance"].fillna(0).clip(lower=0).astype(int)
+    if queries is None:
+        r["relevance"] = r["relevance"].fillna(0).clip(lower=0).astype(int)
+    else:
+        judged = r.query_id.isin(set(q.query_id))
+        r["relevance"] = r["relevance"].astype(float).clip(lower=0).where(~judged | r.relevance.notna(), 0.0)
     r = r.sort_values(["query_id", "rank", "doc_id"], kind="mergesort")
     r["rank"] = r.groupby("query_id").cumcount() + 1
     r = r[r["rank"] <= depth]

@@ -43,11 +43,8 @@ why (:func:`crc_failure_note`), as does the Markdown table.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from irrepro.core.gain import dcg_weights, exp_gain
 from irrepro.errors import InputError
@@ -56,14 +53,13 @@ from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
 from irrepro.papers.ci.crc import crc_query_utility
 from irrepro.papers.ci.experiment import covers
 from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
+from irrepro.papers.ci.plan import parse_measure
 from irrepro.papers.ci.ppi import ppi_mean_ci, ppi_power_lambda
 from irrepro.papers.ci.ranking import _natural, _pred_gain, label_columns, labelled_ranking
+from irrepro.stats import paired
 
 METHODS = ("bootstrap", "ppi", "ppi++", "crc")
 DIFF_METHODS = ("bootstrap", "ppi", "ppi++")
-#: what each method's ``estimate`` is (CRC calibrates an interval, not a point: its row shows the interval's centre)
-ESTIMATE_KINDS = {"bootstrap": "mean of the n human values", "ppi": "PPI point estimate (λ = 1)",
-                  "ppi++": "PPI++ point estimate (tuned λ)", "crc": "centre of the CRC interval"}
 #: corrections of the difference intervals over the systems compared with the baseline (each at level 1 − α/m
 #: under ``bonferroni``, m the number of comparisons: simultaneous coverage ≥ 1 − α)
 CORRECTIONS = ("bonferroni", "none")
@@ -74,35 +70,11 @@ DIFF_COLUMNS = ["system_a", "system_b", "measure", "method", "n", "N", "estimate
 BIAS_COLUMNS = ["system", "measure", "method", "n", "N", "estimate", "low", "high", "width", "same_model"]
 
 
-def parse_measure(name: str) -> tuple[str, int]:
-    """``("DCG" | "nDCG", k)`` of a measure name ``DCG@k`` / ``nDCG@k``."""
-    m = re.fullmatch(r"(n?DCG)@(\d+)", str(name))
-    if not m or int(m.group(2)) < 1:
-        raise InputError(f"measure {name!r}: expected DCG@k or nDCG@k (k >= 1)")
-    return m.group(1), int(m.group(2))
-
-
 def ranked_pairs(run: pd.DataFrame, qrels: pd.DataFrame, k: int, queries=None) -> pd.DataFrame:
-    """``query_id, doc_id, rank, relevance``: the run's top ``k`` of each judged query (``queries=None``:
-    :func:`~irrepro.papers.ci.ranking.labelled_ranking`, unjudged documents grade 0), or of each of ``queries``
-    (own-queries mode): the grades of the queries the qrels judge as before, none (NaN) for the others."""
-    if queries is None:
-        return labelled_ranking(run, qrels, k)
-    if k < 1:
-        raise InputError(f"depth must be >= 1, got {k}")
-    q = qrels[["query_id", "doc_id", "relevance"]].astype({"query_id": str, "doc_id": str})
-    q = q.groupby(["query_id", "doc_id"], as_index=False)["relevance"].max()
-    r = run[["query_id", "doc_id", "rank"]].astype({"query_id": str, "doc_id": str})
-    r = r[r.query_id.isin({str(x) for x in queries})]
-    if r.empty:
-        raise InputError("no query of the run is among the topics' queries")
-    r = r.merge(q, on=["query_id", "doc_id"], how="left")
-    judged = r.query_id.isin(set(q.query_id))
-    r["relevance"] = r["relevance"].astype(float).clip(lower=0).where(~judged | r.relevance.notna(), 0.0)
-    r = r.sort_values(["query_id", "rank", "doc_id"], kind="mergesort")
-    r["rank"] = r.groupby("query_id").cumcount() + 1
-    r = r[r["rank"] <= k]
-    return r[["query_id", "doc_id", "rank", "relevance"]].reset_index(drop=True)
+    """``query_id, doc_id, rank, relevance``: the run's top ``k`` of each judged query (``queries=None``), or of each
+    of ``queries`` (own-queries mode: the queries the qrels do not judge get no grade, NaN), as
+    :func:`~irrepro.papers.ci.ranking.labelled_ranking` gives them."""
+    return labelled_ranking(run, qrels, k, queries=queries)
 
 
 def systems_pairs(runs: dict, qrels: pd.DataFrame, k: int, queries=None) -> pd.DataFrame:
@@ -290,7 +262,8 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     ``labelled`` queries (a bool mask or indices) only; ``truth`` = the mean of ``u_true`` over all N (NaN where
     ``u_true`` is NaN outside the labelled queries: own-queries mode, ``covered`` then None); ``note``: why a row
     has no interval (a failed CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
-    ``estimate``: :data:`ESTIMATE_KINDS` (CRC's is its interval's centre).
+    ``estimate``: bootstrap's the mean of the n human values, PPI's and PPI++'s their point estimates, CRC's its
+    interval's centre (CRC gives no point estimate).
     Random streams: ``SeedSequence(seed, spawn_key=key + (method index,))``."""
     u_true = np.asarray(u_true, dtype=float)
     u_pred = np.asarray(u_pred, dtype=float)
@@ -363,10 +336,9 @@ def label_bias(u_true, u_pred, labelled, alpha=0.05) -> dict:
     L = np.zeros(np.size(u_true), bool)
     L[labelled] = True
     d = np.asarray(u_pred, dtype=float)[L] - np.asarray(u_true, dtype=float)[L]
-    n = d.size
-    est = float(d.mean())
-    half = float(stats.t.ppf(1 - alpha / 2, n - 1) * d.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
-    return {"n": n, "estimate": est, "low": est - half, "high": est + half, "width": 2 * half}
+    mean, low, high, _ = paired.t_interval(d[:, None], alpha)
+    return {"n": d.size, "estimate": float(mean[0]), "low": float(low[0]), "high": float(high[0]),
+            "width": float(high[0] - low[0])}
 
 
 def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labelled_queries, measures, *,
