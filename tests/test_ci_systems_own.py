@@ -94,6 +94,10 @@ def test_own_queries_errors():
                                  queries=[str(i) for i in range(2, Q)])
     with pytest.raises(InputError, match="have no judgment"):
         _own(runs, qrels, labels, judged + ["x"])
+    with pytest.raises(InputError, match=r"my.qrels: 1 judged of 100 queries; need 2 <= n <= N - 2"):
+        systems.own_judged(qrels, [str(i) for i in range(Q)], ["1"], "my.qrels")
+    cut, judged = systems.own_judged(qrels, [str(i) for i in range(Q)], ["3", "1"])
+    assert judged == ["1", "3"] and set(cut.query_id) == {"1", "3"}
     with pytest.raises(InputError, match="topics list query '4' twice"):
         systems.topic_queries(pd.DataFrame({"query_id": ["4", "5", "4"]}))
 

@@ -33,7 +33,7 @@ with log_to(sm.log[0]) as log:
     write_table(systems_long(table, diffs, bias), csv=sm.output.csv, float_format="%.6g")
     write_table(per_query, csv=sm.output.per_query, float_format="%.6g")
     write_systems_md(table, diffs, c, p.labeler, labelled, p.alpha, sm.output.md, bias=bias)
-    what = f"{len(labelled)} judged of {len(table.N) and int(table.N.iloc[0])} queries" if p.mode == "own" else \
+    what = f"{len(labelled)} judged of {len(queries)} queries" if queries is not None else \
         f"{len(labelled)} human-labelled queries"
     fig = plots.systems_figure(table, f"{c}: {1 - p.alpha:.0%} intervals, {what}, labels: {p.labeler}")
     plots.save(fig, sm.output.pdf, sm.output.png)

@@ -6,35 +6,24 @@ import pandas as pd
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
 from irrepro.errors import InputError
-from irrepro.papers.ci.systems import (check_grade_scale, draw_queries, judged_queries, systems_pairs,
-                                       topic_queries)
+from irrepro.papers.ci.systems import (check_grade_scale, draw_queries, judged_queries, own_judged,
+                                       systems_pairs, topic_queries)
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
     p = sm.params
     own = p.mode == "own"
     qrels = read_qrels(sm.input.qrels)
-    if own and p.queries is not None:  # only the listed queries are judged: no other query's qrels are read
-        qrels = qrels[qrels.query_id.astype(str).isin(set(p.queries))]
+    if own:  # the judged queries: those the qrels judge, or the listed ones (no other query's qrels are read)
+        queries = topic_queries(pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False))
+        qrels, labelled = own_judged(qrels, queries, p.queries,
+                                     f"{sm.input.qrels} (config keys ci.systems.qrels, ci.systems.queries)")
     check_grade_scale(qrels, p.n_grades, f"config key ci.systems.prompt: {p.prompt!r}", sm.wildcards.collection)
     runs = {s: read_run(path) for s, path in zip(p.systems, sm.input.runs)}
-    judged = judged_queries(qrels)
     if own:
-        queries = topic_queries(pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False))
-        outside = sorted(set(judged) - set(queries))
-        if outside:
-            raise InputError(f"{sm.input.qrels}: judges queries that are not in the topics {sm.input.topics}: "
-                             f"{outside[:5]}")
-        if p.queries is not None and set(p.queries) - set(judged):
-            raise InputError(f"config key ci.systems.queries: {sorted(set(p.queries) - set(judged))[:5]} have no "
-                             f"judgment in {sm.input.qrels}")
-        labelled = judged
-        if not 2 <= len(labelled) <= len(queries) - 2:
-            raise InputError(f"{sm.input.qrels}: {len(labelled)} judged of {len(queries)} queries; mode own needs "
-                             "2 <= judged <= N - 2 (a qrels file of a few judged queries, or ci.systems.queries)")
         pool = systems_pairs(runs, qrels, p.k, queries)
     else:
-        queries = judged
+        queries = judged_queries(qrels)
         pool = systems_pairs(runs, qrels, p.k)
         if p.queries is not None:
             missing = sorted(set(p.queries) - set(queries))

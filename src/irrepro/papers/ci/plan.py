@@ -146,7 +146,7 @@ def resolve_systems(config: dict, spine) -> dict | None:
             "mode": mode, "qrels": (cs.get("qrels") or f"{spine.V}/collections/{c}/qrels.txt"),
             "topics": (cs.get("topics") if own and cs.get("topics") else f"{spine.V}/collections/{c}/topics.tsv"),
             "baseline": baseline, "correction": cs.get("correction") or "bonferroni",
-            "same_model": [s for s in names if s in declared or s in detected], "same_model_detected": detected,
+            "same_model": [s for s in names if s in declared or s in detected],
             "plan_deltas": [float(x) for x in cs.get("plan_deltas") or [0.05, 0.1, 0.2]],
             "plan_power": float(cs.get("plan_power") or 0.8)}
 

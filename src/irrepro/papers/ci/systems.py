@@ -103,6 +103,26 @@ def topic_queries(topics: pd.DataFrame) -> list:
     return sorted(ids, key=_natural)
 
 
+def own_judged(qrels: pd.DataFrame, queries, listed=None, where: str = "the qrels"):
+    """Own-queries mode: ``(qrels, judged)``, the qrels cut to the judged queries and those queries in natural
+    order. The judged queries are ``listed`` (only their qrels are kept, the others' never read) or every query the
+    qrels judge; each must have a judgment, be among the topics' ``queries``, and there must be 2 <= n <= N - 2 of
+    them (InputError naming ``where``)."""
+    topics = {str(q) for q in queries}
+    if listed is not None:
+        listed = {str(q) for q in listed}
+        qrels = qrels[qrels.query_id.astype(str).isin(listed)]
+    judged = judged_queries(qrels)
+    if listed is not None and listed - set(judged):
+        raise InputError(f"labelled queries {sorted(listed - set(judged))[:3]} have no judgment in {where}")
+    outside = sorted(set(judged) - topics)
+    if outside:
+        raise InputError(f"{where} judges queries that are not among the topics' queries: {outside[:3]}")
+    if not 2 <= len(judged) <= len(topics) - 2:
+        raise InputError(f"{where}: {len(judged)} judged of {len(topics)} queries; need 2 <= n <= N - 2")
+    return qrels, judged
+
+
 def draw_queries(queries, n: int, seed: int) -> list:
     """``n`` of ``queries`` drawn without replacement by ``numpy.random.default_rng(seed)`` (natural order)."""
     queries = list(queries)
@@ -359,14 +379,7 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
     lq = {str(q) for q in labelled_queries}
     if own:
         queries = [str(q) for q in queries]
-        qrels = qrels[qrels.query_id.astype(str).isin(lq)]  # the qrels of the other queries are never read
-        judged = set(judged_queries(qrels))
-        unknown = lq - judged
-        if unknown:
-            raise InputError(f"labelled queries {sorted(unknown)[:3]} have no judgment in the qrels")
-        outside = judged - set(queries)
-        if outside:
-            raise InputError(f"the qrels judge queries that are not among the topics' queries: {sorted(outside)[:3]}")
+        qrels, _ = own_judged(qrels, queries, lq)  # the qrels of the other queries are never read
     else:
         queries = judged_queries(qrels)
         unknown = lq - set(queries)
