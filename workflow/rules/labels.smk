@@ -181,6 +181,7 @@ rule labels_all:
         [LABELS.tables[c] for c in LABELS.collections],
         [f"{V}/labels/agreement_{c}.md" for c in LABELS.collections],
         [f"{V}/labels/agreement.md"] if LABELS.collections else [],
+        [f"{V}/labels/self_preference.md"] if LABELS.selfpref["collections"] else [],
 
 
 rule labels_agreement_table:
@@ -253,3 +254,144 @@ rule labels_agreement:
         runtime=10,
     script:
         "../scripts/labels/agreement.py"
+
+
+SP = LABELS.selfpref["collections"]
+SP_SET = LABELS.selfpref["settings"]
+
+
+def selfpref_runs(wc):
+    return {s: f"{V}/runs/{wc.collection}/{s}.run" for s in SP[wc.collection]["systems"]}
+
+
+def selfpref_inputs(wc):
+    """Every (collection, labeler) of labels.self_preference: its pool, labels and raw scores, and the runs."""
+    out = {}
+    for c, spec in SP.items():
+        out[f"qrels_{c}"] = f"{V}/collections/{c}/qrels.txt"
+        for s in spec["systems"]:
+            out[f"run_{c}_{s}"] = f"{V}/runs/{c}/{s}.run"
+        for n in spec["labelers"]:
+            for what in ("pairs", "labels", "raw"):
+                out[f"{what}_{c}_{n}"] = f"{V}/labels/{c}/self_preference/{n}/{what}.tsv"
+    return out
+
+
+rule labels_selfpref_pairs:
+    """labels.self_preference: the pool one labeler labels on one collection, every compared system's top `depth`
+    on the labeler's queries (every judged query, or the label stage's query sample of this labeler)."""
+    input:
+        unpack(lambda wc: {f"run_{s}": p for s, p in selfpref_runs(wc).items()}),
+        qrels=f"{V}/collections/{{collection}}/qrels.txt",
+        stage_pairs=f"{V}/labels/{{collection}}/pairs.tsv",
+    output:
+        f"{V}/labels/{{collection}}/self_preference/{{labeler}}/pairs.tsv",
+    log:
+        f"{V}/logs/labels/self_preference/pairs_{{collection}}_{{labeler}}.log",
+    benchmark:
+        f"{V}/benchmarks/labels_selfpref_pairs/{{collection}}/{{labeler}}.tsv"
+    wildcard_constraints:
+        collection=_alt(sorted(SP)),
+        labeler=_alt(LABELS.labelers),
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        systems=lambda wc: SP[wc.collection]["systems"],
+        depth=SP_SET.get("depth"),
+        sample=lambda wc: SP[wc.collection]["sample"].get(wc.labeler),
+        seed=config["labels"]["seed"],
+    script:
+        "../scripts/labels/selfpref_pairs.py"
+
+
+rule labels_selfpref_labels:
+    """labels.self_preference: one labeler's labels of its pool through the label cache (the label stage's own
+    pairs are cached already); a calibrated labeler's grades cross-fitted over query folds as in the label stage,
+    and its raw scores kept for the coverage draws' refits."""
+    input:
+        pairs=f"{V}/labels/{{collection}}/self_preference/{{labeler}}/pairs.tsv",
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+        docs=lambda wc: docs_inputs(wc.collection),
+        files=lambda wc: LABELS.files[wc.labeler],
+        stage=f"{V}/labels/{{collection}}/{{labeler}}.tsv",
+    output:
+        labels=f"{V}/labels/{{collection}}/self_preference/{{labeler}}/labels.tsv",
+        raw=f"{V}/labels/{{collection}}/self_preference/{{labeler}}/raw.tsv",
+        timing=f"{V}/benchmarks/labels_selfpref_timing/{{collection}}/{{labeler}}.json",
+    log:
+        f"{V}/logs/labels/self_preference/labels_{{collection}}_{{labeler}}.log",
+    benchmark:
+        f"{V}/benchmarks/labels_selfpref_labels/{{collection}}/{{labeler}}.tsv"
+    wildcard_constraints:
+        collection=_alt(sorted(SP)),
+        labeler=_alt(LABELS.labelers),
+    priority: 50
+    conda:
+        "../envs/labels.yaml"
+    threads: lambda wc: _label_threads(LABELS.specs[wc.labeler])
+    resources:
+        mem_mb=6000,
+        runtime=600,
+    params:
+        spec=lambda wc: LABELS.specs[wc.labeler],
+        prompt=lambda wc: config["labels"]["collections"][wc.collection]["prompt"],
+        prompt_hash=lambda wc: LABELS.prompt_hashes[wc.collection],
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        home=f"{RES}/ir_datasets",
+        cache=LABELS.cache,
+    script:
+        "../scripts/labels/selfpref_labels.py"
+
+
+rule labels_self_preference:
+    """labels.self_preference: per collection, labeler and system the bias of its score by labels against its
+    score by the qrels, the same-model gap, the ranking's tau / tau_AP with and without the same-model systems, and
+    the CI paper's coverage per group; one table, one figure."""
+    input:
+        unpack(selfpref_inputs),
+    output:
+        csv=f"{V}/labels/self_preference.csv",
+        gap=f"{V}/labels/self_preference_gap.csv",
+        agreement=f"{V}/labels/self_preference_ranking.csv",
+        coverage=f"{V}/labels/self_preference_coverage.csv",
+        md=report(
+            f"{V}/labels/self_preference.md",
+            caption="../report/labels/self_preference.rst",
+            category="LLM labels",
+            labels={"table": "self-preference"},
+        ),
+        pdf=f"{V}/labels/self_preference.pdf",
+        png=report(
+            f"{V}/labels/self_preference.png",
+            caption="../report/labels/self_preference.rst",
+            category="LLM labels",
+            labels={"figure": "self-preference"},
+        ),
+    log:
+        f"{V}/logs/labels/self_preference.log",
+    benchmark:
+        f"{V}/benchmarks/labels_self_preference/all.tsv"
+    conda:
+        "../envs/irrepro.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        plan=lambda wc: SP,
+        specs=lambda wc: {n: LABELS.specs[n] for c in SP for n in SP[c]["labelers"]},
+        prompts=lambda wc: {c: config["labels"]["collections"][c]["prompt"] for c in SP},
+        measures=SP_SET.get("measures"),
+        n_boot=SP_SET.get("n_boot"),
+        seed=SP_SET.get("seed"),
+        coverage=SP_SET.get("coverage"),
+        alpha=config["ci"]["alpha"],
+        ci_n_boot=config["ci"]["n_boot"],
+        batches=config["ci"]["batches"],
+        label_gain=config["ci"]["label_gain"],
+    script:
+        "../scripts/labels/self_preference.py"

@@ -46,6 +46,7 @@ rule run:
         f"{V}/benchmarks/run/{{collection}}/{{system}}.tsv"
     wildcard_constraints:
         collection=_alt(COLLECTIONS),
+        system=_alt(CLASSIC_SYSTEMS),
     conda:
         "../envs/irrepro.yaml"
     threads: 1
@@ -59,3 +60,63 @@ rule run:
         home=f"{RES}/ir_datasets",
     script:
         "../scripts/run.py"
+
+
+rule neural_index:
+    """Every document of a collection encoded by one neural model (irrepro.retrieval.neural.DocIndex), under a key
+    of the documents, the model's pinned weights and how it encodes (irrepro.plan.neural_index_key): shared by the
+    configs that encode a collection alike."""
+    input:
+        docs=lambda wc: docs_inputs(wc.collection),
+    output:
+        directory(f"{RES}/neural/{{collection}}-{{model}}-{{key}}"),
+    log:
+        f"{V}/logs/neural_index/{{collection}}-{{model}}-{{key}}.log",
+    benchmark:
+        f"{V}/benchmarks/neural_index/{{collection}}-{{model}}-{{key}}.tsv"
+    wildcard_constraints:
+        collection=_alt(sorted(NEURAL)),
+        model=_alt(sorted({m for (_, m) in PLAN.neural_keys})),
+        key="[0-9a-f]{16}",
+    priority: 50
+    conda:
+        "../envs/labels.yaml"
+    threads: config["population"]["neural"]["threads"] if NEURAL else 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        settings=lambda wc: neural_settings(config, wc.model),
+        mirror=MIRROR,
+        home=f"{RES}/ir_datasets",
+    script:
+        "../scripts/neural_index.py"
+
+
+rule neural_run:
+    """One neural system on one collection (irrepro.retrieval.neural): a dense or learned sparse first stage over
+    every document's encoding, or a population system's run, then each re-ranking stage; a TREC run file."""
+    input:
+        unpack(neural_run_inputs),
+        topics=f"{V}/collections/{{collection}}/topics.tsv",
+    output:
+        f"{V}/runs/{{collection}}/{{system}}.run",
+    log:
+        f"{V}/logs/run/{{collection}}/{{system}}.log",
+    benchmark:
+        f"{V}/benchmarks/run/{{collection}}/{{system}}.tsv"
+    wildcard_constraints:
+        collection=_alt(sorted(NEURAL)),
+        system=_alt(NEURAL_NAMES),
+    conda:
+        "../envs/labels.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        settings=lambda wc: {m: neural_settings(config, m) for m in PLAN.neural_models(wc.collection, wc.system)},
+        depth=config["retrieval"]["depth"],
+    script:
+        "../scripts/neural_run.py"

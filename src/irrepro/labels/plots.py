@@ -41,3 +41,43 @@ def agreement_figure(table: pd.DataFrame, title: str = ""):
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def self_preference_figure(table: pd.DataFrame, measure: str, title: str = ""):
+    """One panel per (collection, labeler) of :func:`irrepro.labels.selfpref.self_preference_table` rows of
+    ``measure``: each system's bias (score by labels − score by humans) with its interval over topics, systems
+    ordered by their human score (best at the top), same-model systems in red, 0 marked (no bias)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = table[table.measure == measure]
+    keys = list(dict.fromkeys(zip(t.collection, t.labeler)))
+    n_sys = max((len(t[(t.collection == c) & (t.labeler == lab)]) for c, lab in keys), default=1)
+    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 1.2 + 0.22 * n_sys),
+                             squeeze=False)
+    for ax, (c, lab) in zip(axes[0], keys):
+        d = t[(t.collection == c) & (t.labeler == lab)].sort_values("by_humans", kind="mergesort")
+        y = np.arange(len(d))
+        same = d.same_model.to_numpy(dtype=bool)
+        err = np.vstack([d.bias - d.bias_low, d.bias_high - d.bias]).clip(min=0)
+        for mask, color, label in ((~same, "tab:blue", "other systems"), (same, "tab:red", "same model as labeler")):
+            if mask.any():
+                ax.errorbar(d.bias[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, ms=4, capsize=2,
+                            label=label)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_yticks(y, d.system, fontsize=6)
+        ax.set_title(f"{c}, labeler {lab} ({int(d.topics.iloc[0])} topics)", fontsize=9)
+        ax.set_xlabel(f"bias of {measure}: by labels − by humans")
+        ax.grid(axis="x", alpha=0.3)
+    handles = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=2, bbox_to_anchor=(0.5, -0.02),
+               frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig

