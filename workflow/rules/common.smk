@@ -285,3 +285,23 @@ def before_cost():
         *rules.verify_summary.output,
         *[f for p in PAPERS_PRESENT for f in getattr(rules, f"{p}_all").input],
     ]
+
+
+# labels.self_preference (rules in labels.smk)
+
+
+def selfpref_runs(wc):
+    return {s: f"{V}/runs/{wc.collection}/{s}.run" for s in SP[wc.collection]["systems"]}
+
+
+def selfpref_inputs(wc):
+    """Every (collection, labeler) of labels.self_preference: its pool, labels and raw scores, and the runs."""
+    out = {}
+    for c, spec in SP.items():
+        out[f"qrels_{c}"] = f"{V}/collections/{c}/qrels.txt"
+        for s in spec["systems"]:
+            out[f"run_{c}_{s}"] = f"{V}/runs/{c}/{s}.run"
+        for n in spec["labelers"]:
+            for what in ("pairs", "labels", "raw"):
+                out[f"{what}_{c}_{n}"] = f"{V}/labels/{c}/self_preference/{n}/{what}.tsv"
+    return out

@@ -4,6 +4,8 @@
 # What it wires comes from PLAN.papers["labels"] (irrepro.labels.plan); per-key params from config["labels"].
 
 LABELS = PLAN.papers["labels"]
+SP = LABELS.selfpref["collections"]  # labels.self_preference: collection -> systems, labelers, same-model flags
+SP_SET = LABELS.selfpref["settings"]
 
 
 rule labels_pairs:
@@ -254,27 +256,6 @@ rule labels_agreement:
         runtime=10,
     script:
         "../scripts/labels/agreement.py"
-
-
-SP = LABELS.selfpref["collections"]
-SP_SET = LABELS.selfpref["settings"]
-
-
-def selfpref_runs(wc):
-    return {s: f"{V}/runs/{wc.collection}/{s}.run" for s in SP[wc.collection]["systems"]}
-
-
-def selfpref_inputs(wc):
-    """Every (collection, labeler) of labels.self_preference: its pool, labels and raw scores, and the runs."""
-    out = {}
-    for c, spec in SP.items():
-        out[f"qrels_{c}"] = f"{V}/collections/{c}/qrels.txt"
-        for s in spec["systems"]:
-            out[f"run_{c}_{s}"] = f"{V}/runs/{c}/{s}.run"
-        for n in spec["labelers"]:
-            for what in ("pairs", "labels", "raw"):
-                out[f"{what}_{c}_{n}"] = f"{V}/labels/{c}/self_preference/{n}/{what}.tsv"
-    return out
 
 
 rule labels_selfpref_pairs:

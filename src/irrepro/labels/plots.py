@@ -55,7 +55,7 @@ def self_preference_figure(table: pd.DataFrame, measure: str, title: str = ""):
     t = table[table.measure == measure]
     keys = list(dict.fromkeys(zip(t.collection, t.labeler)))
     n_sys = max((len(t[(t.collection == c) & (t.labeler == lab)]) for c, lab in keys), default=1)
-    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 1.2 + 0.22 * n_sys),
+    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(5.6 * max(len(keys), 1), 1.6 + 0.22 * n_sys),
                              squeeze=False)
     for ax, (c, lab) in zip(axes[0], keys):
         d = t[(t.collection == c) & (t.labeler == lab)].sort_values("by_humans", kind="mergesort")
@@ -70,14 +70,11 @@ def self_preference_figure(table: pd.DataFrame, measure: str, title: str = ""):
         ax.set_yticks(y, d.system, fontsize=6)
         ax.set_title(f"{c}, labeler {lab} ({int(d.topics.iloc[0])} topics)", fontsize=9)
         ax.set_xlabel(f"bias of {measure}: by labels − by humans")
+        ax.set_ylabel("system (best by humans at the top)")
+        ax.set_ylim(-0.7, len(d) + 1.3)  # room for the legend above the systems
         ax.grid(axis="x", alpha=0.3)
-    handles = {}
-    for ax in axes[0]:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lab, h)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=2, bbox_to_anchor=(0.5, -0.02),
-               frameon=False)
+        ax.legend(loc="upper center", fontsize=7, ncol=2)
     if title:
         fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.tight_layout()
     return fig
