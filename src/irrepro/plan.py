@@ -171,10 +171,12 @@ def neural_settings(config: dict, model: str) -> dict:
 def neural_index_key(config: dict, collection: str, model: str) -> str:
     """The first 16 hex digits of the sha256 of what a neural document index is built from: the documents
     (:func:`documents_identity`), the model's pinned weights (:data:`irrepro.retrieval.neural.PINNED_FILES`, checked
-    against the files when the model loads) and how it encodes (:func:`neural_settings`)."""
+    against the files when the model loads), how it encodes (:func:`neural_settings`) and the encoders' format
+    (:data:`irrepro.retrieval.neural.INDEX_FORMAT`)."""
     from irrepro.retrieval import neural
 
-    return settings_key({"engine": "neural", **documents_identity(config, collection), "model": model,
+    return settings_key({"engine": "neural", "format": neural.INDEX_FORMAT, **documents_identity(config, collection),
+                         "model": model,
                          "weights": neural.identity_sha256(neural.PINNED_FILES[model]),
                          "settings": neural_settings(config, model)})
 

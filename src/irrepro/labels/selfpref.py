@@ -443,7 +443,8 @@ def label_score_tables(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, la
     queries = ci.judged_queries(qrels)
     ci.check_grade_scale(qrels, len(label_columns(labels)))
     names = [str(s) for s in runs]
-    runs = dict(zip(names, runs.values()))
+    top = max(k for _, k in parsed.values())
+    runs = {n: _cut(r, top) for n, r in zip(names, runs.values())}  # nothing deeper than the largest k is read
     human, lab = [], []
     for k in sorted({k for _, k in parsed.values()}):
         arrays = {s: ci.system_arrays(runs[s], qrels, labels, queries, k, label_gain) for s in names}
