@@ -10,7 +10,7 @@ import pandas as pd
 from irrepro.core.progress import Progress
 from irrepro.errors import InputError
 from irrepro.papers.ci.bootstrap import BOOTSTRAPS, bootstrap_ci
-from irrepro.papers.ci.calibration import batch_counts, calibrate_crc, crc_interval
+from irrepro.papers.ci.calibration import batch_counts, calibrate_crc_sets, crc_interval
 from irrepro.papers.ci.metric import (DEFAULT_LABEL_GAIN, _LOSS_RTOL, _check_alpha, _check_dist, _check_values,
                                       _gain_spec, _link, _query_weights)
 from irrepro.papers.ci.ppi import ppi_mean_ci
@@ -128,8 +128,9 @@ def ci_experiments(u_true, dists_list, n_values, *, weights=None, u_preds=None, 
 
     The settings share the experiment's random streams, so what depends only on them is computed once and used by
     every setting: the splits, the bootstrap intervals (human values only), and each repetition's CRC batches and
-    their count matrix (:func:`~irrepro.papers.ci.calibration.batch_counts`); per setting remain PPI and the CRC
-    search. The results are those of separate calls, bit for bit."""
+    their count matrix (:func:`~irrepro.papers.ci.calibration.batch_counts`); each repetition calibrates all
+    settings in one :func:`~irrepro.papers.ci.calibration.calibrate_crc_sets` call; per setting remain PPI and the
+    CRC interval. The results are those of separate calls, bit for bit."""
     alpha = _check_alpha(alpha)
     u_true = _check_values(u_true, "u_true", ndim=1)
     N = u_true.size
@@ -219,10 +220,10 @@ def ci_experiments(u_true, dists_list, n_values, *, weights=None, u_preds=None, 
                 batches = rng.integers(0, n, size=(int(n_batches), n))
                 counts = batch_counts(batches, n)
                 t = test[r]
-                for i, P in enumerate(Ps):
-                    cal = calibrate_crc(u_true[q], P[q], batches, alpha, weights=W[q], gain=gain,
-                                        correction=correction, tol=tol, grid=grid, label_gain=label_gain,
-                                        check_batches=False, counts=counts)
+                cals = calibrate_crc_sets(u_true[q], [P[q] for P in Ps], batches, alpha, weights=W[q], gain=gain,
+                                          correction=correction, tol=tol, grid=grid, label_gain=label_gain,
+                                          check_batches=False, counts=counts)
+                for i, (P, cal) in enumerate(zip(Ps, cals)):
                     ci = crc_interval(P[t], cal, weights=W[t], gain=gain, label_gain=label_gain)
                     est[i, r], lo[i, r], hi[i, r] = ci
                     lam_lo[i, r], lam_hi[i, r], failed[i, r] = cal.lam_low, cal.lam_high, cal.failed

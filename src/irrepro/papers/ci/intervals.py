@@ -15,7 +15,8 @@ Notation (paper → code)
   still be valid (any distribution, e.g. uniform) — they contribute nothing.
 * Methods: empirical bootstrap (:func:`bootstrap_ci`), prediction-powered inference (PPI, Eqs. 7–11,
   :func:`ppi_mean_ci`), conformal risk control (CRC, Eqs. 16–25: :func:`perturb`, :func:`crc_expected_gain`,
-  :func:`crc_query_utility`, :func:`calibrate_crc`, :func:`crc_interval`, per query :func:`crc_per_query`).
+  :func:`crc_query_utility`, :func:`calibrate_crc` (several label sets at once: :func:`calibrate_crc_sets`),
+  :func:`crc_interval`, per query :func:`crc_per_query`).
 * LLM-label manipulations of Sec. 8.2/8.3: :func:`adversarial_bias` (β) and :func:`oracle_mix` (ζ).
 * The experiment protocol of Figs. 2–3 (random 50:50 validation/test splits, ``n`` human-labelled validation
   queries, three methods, many repetitions): :func:`ci_experiment`.
@@ -52,8 +53,8 @@ from __future__ import annotations
 from __future__ import annotations
 
 from irrepro.papers.ci.bootstrap import Interval, bootstrap_ci
-from irrepro.papers.ci.calibration import (CRCCalibration, calibrate_crc, crc_bound, crc_interval, crc_per_query,
-                                           sample_batches, single_query_batches)
+from irrepro.papers.ci.calibration import (CRCCalibration, calibrate_crc, calibrate_crc_sets, crc_bound,
+                                           crc_interval, crc_per_query, sample_batches, single_query_batches)
 from irrepro.papers.ci.crc import crc_expected_gain, crc_query_utility, perturb
 from irrepro.papers.ci.distributions import adversarial_bias, hard_to_dist, oracle_mix
 from irrepro.papers.ci.experiment import METHODS, RESULT_COLUMNS, ci_experiment, covers
@@ -64,6 +65,6 @@ __all__ = [
     "dcg_weights", "truncate_weights", "gains", "expected_gain", "query_utility", "hard_to_dist",
     "adversarial_bias", "oracle_mix", "Interval", "bootstrap_ci", "PPIInterval", "ppi_mean_ci", "perturb",
     "crc_expected_gain", "crc_query_utility", "CRCCalibration", "crc_bound", "sample_batches",
-    "single_query_batches", "calibrate_crc", "crc_interval", "crc_per_query", "covers", "RESULT_COLUMNS", "METHODS",
-    "ci_experiment",
+    "single_query_batches", "calibrate_crc", "calibrate_crc_sets", "crc_interval", "crc_per_query", "covers",
+    "RESULT_COLUMNS", "METHODS", "ci_experiment",
 ]
