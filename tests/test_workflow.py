@@ -27,12 +27,14 @@ def test_spine_outputs(dag):
     assert set(s.measure) == set(cfg["measures"])
     assert s.topic.nunique() == 93
     n_base = 2 + 1 + 1  # bm25 x2, dph, qld x1 in config/test.yaml
-    assert s.system.nunique() == 2 * n_base  # each with and without RM3
+    n_neural = len(cfg["population"]["neural"]["systems"])  # minilm-l6-v2 and a re-ranker of BM25
+    assert n_neural == 2
+    assert s.system.nunique() == 2 * n_base + n_neural  # each classic one with and without RM3
     ap = to_matrix(s, "AP")
     assert ap.notna().all().all() and (ap.values >= 0).all() and (ap.values <= 1).all()
     assert 0.2 < ap["bm25_k1-1.2_b-0.75"].mean() < 0.4  # BM25 MAP on vaswani is about 0.29 at depth 1000
     runs = sorted((v / "runs" / "vaswani").glob("*.run"))
-    assert len(runs) == 2 * n_base
+    assert len(runs) == 2 * n_base + n_neural
     first = runs[0].read_text().splitlines()[0].split()
     assert len(first) == 6 and first[1] == "Q0"
     t8 = to_matrix(read_scores(v / "scores" / "trec8-adhoc.tsv"), "AP")
@@ -135,9 +137,12 @@ def test_malformed_user_run_fails_with_file_and_line_and_no_output(tmp_path, mir
     (runs / "good.run").write_text("1 Q0 d1 1 2.0 good\n1 Q0 d2 2 1.0 good\n")
     (runs / "bad.run").write_text("1 Q0 d1 1 2.0 bad\n1 Q0 d2 two 1.0 bad\n")
     (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
-    # only the spine: the paper, stats and repro sections of config/test.yaml name collections this config drops
+    # only the spine: the paper, stats, repro and neural sections of config/test.yaml name collections this config
+    # drops
+    population = {k: v for k, v in yaml.safe_load((REPO / "config" / "test.yaml").read_text())["population"].items()
+                  if k != "neural"}
     p = _write_cfg(tmp_path, collections={}, papers=[], querymodels={"collections": []}, stats={},
-                   repro={"enabled": False}, imports={
+                   repro={"enabled": False}, population=population, imports={
         "mine": {"type": "runs", "runs": str(runs), "qrels": str(tmp_path / "q.txt"), "measures": ["AP"]}})
     r = snakemake(tmp_path, "--cores", "1", "results/test/scores/mine.tsv", config=p, check=False)
     assert r.returncode != 0

@@ -190,6 +190,9 @@ def neural_systems(config: dict, classic: list) -> dict:
     spec = (config.get("population") or {}).get("neural")
     if not spec:
         return {}
+    for m in spec.get("models") or {}:
+        if m not in neural.MODELS:
+            raise InputError(f"config key population.neural.models.{m}: unknown model; models: {sorted(neural.MODELS)}")
     for i, c in enumerate(spec["collections"]):
         if c not in config.get("collections", {}):
             raise InputError(f"config key population.neural.collections[{i}]: {c!r} is not a retrieved collection "

@@ -103,9 +103,9 @@ rule neural_run:
     output:
         f"{V}/runs/{{collection}}/{{system}}.run",
     log:
-        f"{V}/logs/run/{{collection}}/{{system}}.log",
+        f"{V}/logs/neural_run/{{collection}}/{{system}}.log",
     benchmark:
-        f"{V}/benchmarks/run/{{collection}}/{{system}}.tsv"
+        f"{V}/benchmarks/neural_run/{{collection}}/{{system}}.tsv"
     wildcard_constraints:
         collection=_alt(sorted(NEURAL)),
         system=_alt(NEURAL_NAMES),

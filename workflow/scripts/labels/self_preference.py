@@ -2,6 +2,8 @@
 the qrels (the CI paper's evaluator), each system's bias with its interval over topics, the same-model gap, the
 system ranking's tau / tau_AP with and without the same-model systems, and the CI paper's interval coverage per
 group from repeated draws of human-labelled queries; one CSV per analysis, a Markdown summary, a figure."""
+import json
+
 import pandas as pd
 
 from irrepro.core.figures import save
@@ -16,13 +18,14 @@ from irrepro.core.verify import to_markdown
 
 sm = snakemake  # noqa: F821
 p = sm.params
+plan, specs, prompts = json.loads(p.plan), json.loads(p.specs), json.loads(p.prompts)
 with log_to(sm.log[0]) as log:
     tables, gaps, ranks, covs, notes = [], [], [], [], []
-    units = [(c, n) for c in p.plan for n in p.plan[c]["labelers"]]
+    units = [(c, n) for c in plan for n in plan[c]["labelers"]]
     progress = Progress(len(units), "self-preference (collection, labeler)", unit="jobs", interval=10.0,
                         emit=log.info)
     for c, lab in units:
-        spec = p.plan[c]
+        spec = plan[c]
         systems = spec["systems"]
         flags = spec["same_model"][lab]
         pairs = read_pairs(sm.input[f"pairs_{c}_{lab}"])
@@ -39,12 +42,12 @@ with log_to(sm.log[0]) as log:
         else:
             notes.append(f"{c}, {lab}: no gap (no compared system shares the labeler's model)")
         ranks.append(sp.ranking_agreement(by_h, by_l, flags, labeler=lab).assign(collection=c))
-        cov = p.coverage
+        cov = {"n": p.coverage_n, "draws": p.coverage_draws}
         N = len(queries)
         if cov["draws"] and cov["n"] <= N - 2:
-            lspec = labeler_spec(p.specs[lab])
+            lspec = labeler_spec(specs[lab])
             raw = pd.read_csv(sm.input[f"raw_{c}_{lab}"], sep="\t", dtype={"query_id": str, "doc_id": str})
-            prompt = get_prompt(p.prompts[c])
+            prompt = get_prompt(prompts[c])
 
             def labels_of(drawn, raw=raw, pairs=pairs, lspec=lspec, prompt=prompt, labels=labels):
                 if lspec.get("backend") != "biencoder":
