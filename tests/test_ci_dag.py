@@ -146,7 +146,8 @@ def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
     ("split", "resplit", {"ci_fig2", "ci_fig3"}),
     ("target", "all", {"ci_fig2", "ci_fig3"}),
     ("bootstrap", "percentile", {"ci_fig2", "ci_fig3"}),
-    ("label_gain", "expected_gain", {"ci_table1", "ci_fig2", "ci_fig3", "ci_fig4"}),
+    # the self-preference score tables are the CI paper's evaluator's, with its label gain
+    ("label_gain", "expected_gain", {"ci_table1", "ci_fig2", "ci_fig3", "ci_fig4", "labels_self_preference"}),
 ])
 def test_protocol_keys_rerun_only_what_they_change(dag, tmp_path, key, value, affected):
     """The protocol keys (docs/ci.md, "Readings") are params of exactly the rules they change."""
