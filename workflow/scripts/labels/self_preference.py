@@ -24,16 +24,18 @@ with log_to(sm.log[0]) as log:
     units = [(c, n) for c in plan for n in plan[c]["labelers"]]
     progress = Progress(len(units), "self-preference (collection, labeler)", unit="jobs", interval=10.0,
                         emit=log.info)
+    read = {}  # collection -> (its qrels, its runs): read once for all its labelers
     for c, lab in units:
         spec = plan[c]
-        systems = spec["systems"]
         flags = spec["same_model"][lab]
+        if c not in read:
+            read[c] = (read_qrels(sm.input[f"qrels_{c}"]),
+                       {s: read_run(sm.input[f"run_{c}_{s}"]) for s in spec["systems"]})
+        all_qrels, runs = read[c]
         pairs = read_pairs(sm.input[f"pairs_{c}_{lab}"])
         labels = pd.read_csv(sm.input[f"labels_{c}_{lab}"], sep="\t", dtype={"query_id": str, "doc_id": str})
         queries = set(pairs.query_id)
-        qrels = read_qrels(sm.input[f"qrels_{c}"])
-        qrels = qrels[qrels.query_id.astype(str).isin(queries)]  # the labeler's queries (its sample, if any)
-        runs = {s: read_run(sm.input[f"run_{c}_{s}"]) for s in systems}
+        qrels = all_qrels[all_qrels.query_id.astype(str).isin(queries)]  # the labeler's queries (its sample, if any)
         by_h, by_l = sp.label_score_tables(runs, qrels, labels, p.measures, collection=c, label_gain=p.label_gain)
         kw = dict(labeler=lab, n_boot=p.n_boot, seed=p.seed)
         tables.append(sp.self_preference_table(by_h, by_l, flags, **kw).assign(collection=c))
@@ -49,9 +51,9 @@ with log_to(sm.log[0]) as log:
             raw = pd.read_csv(sm.input[f"raw_{c}_{lab}"], sep="\t", dtype={"query_id": str, "doc_id": str})
             prompt = get_prompt(prompts[c])
 
-            def labels_of(drawn, raw=raw, pairs=pairs, lspec=lspec, prompt=prompt, labels=labels):
-                if lspec.get("backend") != "biencoder":
-                    return labels  # its labels read no human grade
+            def labels_of(drawn, raw=raw, pairs=pairs, lspec=lspec, prompt=prompt):
+                # a calibrated labeler's mapping refitted on the drawn queries; any other labeler's raw labels are
+                # its labels (finish_labels returns them as they are)
                 return finish_labels(raw, pairs, lspec, prompt, fit_queries=drawn)
 
             _, table = sp.coverage_draws(runs, qrels, labels_of, flags, p.measures, n=cov["n"], draws=cov["draws"],
