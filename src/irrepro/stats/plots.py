@@ -54,6 +54,13 @@ def _colorbar(fig, im, axes, measure, what, alpha, first):
     return cb
 
 
+def _title(ax, text: str, fontsize: float):
+    """The axes title, at the top of the axes (y = 1, where matplotlib's automatic placement puts it when no tick
+    labels are above the axes, as in every heat map here). Given explicitly, the placement is not recomputed at every
+    draw and tight-bbox pass (which measures every tick label of the axes again each time)."""
+    ax.set_title(text, fontsize=fontsize, y=1.0)
+
+
 def _limit(values) -> float:
     v = np.abs(np.asarray(values, dtype=float))
     v = v[np.isfinite(v)]
@@ -75,7 +82,7 @@ def effect_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
         fig, ax = plt.subplots(figsize=(5, 2))
         ax.axis("off")
         ax.text(0.5, 0.5, f"{collection}: no {measure} scores to compare", ha="center", va="center")
-        ax.set_title(f"{collection}, {measure}", fontsize=9)
+        _title(ax, f"{collection}, {measure}", 9)
         return fig
     systems = list(systems)
     pos = {s: i for i, s in enumerate(systems)}
@@ -105,7 +112,7 @@ def effect_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
             _ticks(ax, others[k], "y")
             ax.set_xlabel("test, correction", fontsize=7)
             ax.set_ylabel("system", fontsize=7)
-            ax.set_title(f"against {b}", fontsize=8)
+            _title(ax, f"against {b}", 8)
         fig.suptitle(f"{collection}, {measure}: each system − baseline (systems ranked by mean, best first)",
                      fontsize=9)
         _colorbar(fig, im, axes.ravel().tolist(), measure, "system − baseline", alpha, "each correction")
@@ -142,7 +149,7 @@ def effect_heatmap(table: pd.DataFrame, systems, collection: str, measure: str, 
             ax.set_ylabel("row system", fontsize=7)
         else:
             ax.set_yticks([])
-        ax.set_title(f"{t} ({firsts[t]})", fontsize=8)
+        _title(ax, f"{t} ({firsts[t]})", 8)
     fig.suptitle(f"{collection}, {measure}: mean difference row − column of all {len(g)} pairs of {len(systems)} "
                  f"systems (ranked by mean, best first)", fontsize=10)
     _colorbar(fig, im, axes.ravel().tolist(), measure, "row − column", alpha, "first correction")
