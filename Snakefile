@@ -7,7 +7,9 @@
 # Everything that computes lives in src/irrepro; the rules in workflow/rules/*.smk only wire files together.
 # Scheduling: the rules on the longest chain (index -> label pairs -> labels -> CI Figs 3 and 2) carry `priority:`,
 # so that on few cores they start as soon as their inputs exist instead of after the many short jobs
-# (docs/benchmark.md: the cold default run's timeline).
+# (docs/benchmark.md: the cold default run's timeline). Priority alone does not start a job of n threads: Snakemake
+# starts it only when n cores are free at once, so the indexing, encoding and label jobs are one-core by default
+# (retrieval.index_threads, population.neural.threads, labels.labelers.<name>.threads).
 from snakemake.utils import min_version
 
 min_version("9.0")

@@ -686,6 +686,12 @@ def test_vllm_server_that_exits_at_start_is_reported(tmp_path):
 
     srv = VLLMServer("/bin/false", tmp_path, log_path=tmp_path / "s.log")
     assert srv.command()[1:3] == ["-m", "vllm.entrypoints.openai.api_server"] and "--enforce-eager" in srv.command()
+    # the model runs in the engine process, unless the server is asked for parallelism or another executor
+    assert srv.command()[-2:] == ["--distributed-executor-backend", "uni"]
+    for extra in (["--tensor-parallel-size", "2"], ["-tp=2"], ["--distributed-executor-backend", "mp"]):
+        cmd = VLLMServer("/bin/false", tmp_path, extra=extra).command()
+        assert cmd.count("--distributed-executor-backend") == extra.count("--distributed-executor-backend")
+        assert "uni" not in cmd and cmd[-len(extra):] == extra
     with pytest.raises(RuntimeError, match="exited"):
         with srv:
             pass

@@ -18,7 +18,7 @@ rule index:
     priority: 50
     conda:
         "../envs/irrepro.yaml"
-    threads: 2
+    threads: config["retrieval"]["index_threads"]
     resources:
         mem_mb=4000,
         runtime=120,

@@ -84,6 +84,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+#: server arguments after which the one-process executor is not added (:meth:`VLLMServer.command`)
+PARALLEL_ARGS = ("--distributed-executor-backend", "--tensor-parallel-size", "-tp", "--pipeline-parallel-size",
+                 "-pp", "--data-parallel-size", "-dp")
+
+
 class VLLMServer:
     """vLLM's OpenAI server as a child process (its own process group): :meth:`start`, :meth:`wait` until
     ``/health`` answers, :meth:`stop` (SIGTERM, then SIGKILL), :meth:`kill` (SIGKILL at once, as a crash); a context
@@ -96,7 +101,10 @@ class VLLMServer:
     ``kv_cache_bytes``: the KV cache's size (``--kv-cache-memory-bytes``); on the CPU backend vLLM otherwise
     reserves ``--gpu-memory-utilization`` (0.92) of the machine's memory and refuses to start when less is free.
     ``eager``: no torch.compile (starts in seconds instead of minutes on a CPU). ``extra``: more server arguments.
-    The server's output goes to ``log_path``."""
+    Unless ``extra`` asks for parallelism (``--tensor-parallel-size`` and the like) or names an executor, the model
+    runs in the engine process (``--distributed-executor-backend uni``): vLLM's default on the CPU starts a third
+    Python process for its one worker, which imports torch and vLLM once more (about a third of a start here);
+    the same model runner computes the same numbers either way. The server's output goes to ``log_path``."""
 
     def __init__(self, python, model, *, name: str = "model", host: str = "127.0.0.1", port: int | None = None,
                  dtype: str = "float32", max_model_len: int = 4096, kv_cache_bytes: int | None = 512 << 20,
@@ -126,6 +134,8 @@ class VLLMServer:
             cmd += ["--kv-cache-memory-bytes", str(int(self.kv_cache_bytes))]
         if self.eager:
             cmd.append("--enforce-eager")
+        if not any(a.split("=")[0] in PARALLEL_ARGS for a in self.extra):
+            cmd += ["--distributed-executor-backend", "uni"]
         return cmd + self.extra
 
     def start(self) -> "VLLMServer":
