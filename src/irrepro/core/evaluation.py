@@ -181,9 +181,130 @@ def evaluate_run(run: pd.DataFrame, qrels: pd.DataFrame, measures=DEFAULT_MEASUR
     return _Evaluator(qrels, measures)(run)
 
 
+def _provider_name(measure) -> str | None:
+    """The provider that ir_measures' default pipeline computes a parsed measure with: the first available provider,
+    in the pipeline's order, that supports it (as ``ir_measures.evaluator`` chooses)."""
+    import ir_measures
+
+    return next((p.NAME for p in ir_measures.DefaultPipeline.providers if p.supports(measure) and p.is_available()),
+                None)
+
+
+def _dict_of_dict(qids, docs, scores):
+    """The run as ir_measures' dict-of-dict (``{query_id: {doc_id: score}}``), or ``None`` where the dict would not
+    list the same (query, document, score) triples in the same order as the rows: a topic whose rows are not
+    contiguous, or a document listed twice for one topic. Every ir_measures provider then reads the same run from
+    the dict as from the frame, and pytrec_eval takes the dict as it is instead of building it row by row."""
+    out, prev, docs_of = {}, object(), None
+    for q, d, s in zip(qids, docs, scores):
+        if q != prev:
+            if q in out:
+                return None
+            docs_of = out[q] = {}
+            prev = q
+        if d in docs_of:
+            return None
+        docs_of[d] = s
+    return out
+
+
+def _ranked(run: pd.DataFrame) -> pd.DataFrame:
+    """``sort_run(run)`` (:func:`irrepro.core.trec.sort_run`): the run by topic, descending score, ties by descending
+    docno, ranked 1..n per topic. A run already in that order, each row strictly after the one before (as
+    :func:`~irrepro.core.trec.read_run` returns runs), is ranked without sorting it again."""
+    from irrepro.core.trec import sort_run
+
+    n = len(run)
+    q, d, s = (run[c].to_numpy() for c in ("query_id", "doc_id", "score"))
+    try:
+        same = q[1:] == q[:-1]
+        after = (q[1:] > q[:-1]) | (same & ((s[1:] < s[:-1]) | ((s[1:] == s[:-1]) & (d[1:] < d[:-1]))))
+    except TypeError:  # ids of types that do not compare with each other
+        return sort_run(run)
+    if n == 0 or not after.all():
+        return sort_run(run)
+    starts = np.flatnonzero(np.r_[True, ~same])
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n])) + 1
+    return run.reset_index(drop=True).assign(rank=rank)
+
+
+def _gdeval_run_lines(ranked: pd.DataFrame, depth: int) -> list[str]:
+    """The lines of the run file that gdeval.pl needs to score a run ranked by :func:`_ranked` at
+    cutoffs up to ``depth``: each topic's rows ranked ``<= depth``, and the rows below whose score is within
+    ``1e-9`` (relative) of the ``depth``-th row's score.
+
+    gdeval.pl orders each topic by descending score, ties by descending docno (as :func:`_ranked` does), and its
+    nDCG@k and ERR@k read the first k documents only; its ideal DCG comes from the qrels alone. A dropped row scores
+    below every kept row of its topic by more than any rounding of Perl's reading of the score could move it, so
+    the script ranks the same documents first and prints the same values as for the whole run."""
+    rank, score = ranked["rank"], ranked["score"]
+    kth = ranked.loc[rank == depth].set_index("query_id")["score"]
+    floor = ranked["query_id"].map(kth)  # NaN for a topic with fewer than depth rows: all are kept
+    keep = (rank <= depth) | floor.isna() | (score >= floor - 1e-9 * floor.abs())
+    top = ranked.loc[keep]
+    return [f"{q} Q0 {d} {r} {s} run\n" for q, d, r, s in
+            zip(top["query_id"].tolist(), top["doc_id"].tolist(), top["rank"].tolist(), top["score"].tolist())]
+
+
+def _gdeval_evaluator(measures, qrels: pd.DataFrame):
+    """An ir_measures evaluator of the measures that ir_measures computes with its gdeval provider (``ERR@k``, and
+    ``nDCG@k`` where no earlier provider computes it), doing the provider's work: the gdeval.pl bundled with
+    ir_measures, run once per cutoff on a qrels file (the lines the provider writes) and a run file, its output read
+    as the provider reads it. The script and the qrels file's text are prepared once for all runs, and the run file
+    holds only the top of each topic's ranking (:func:`_gdeval_run_lines`), so the script's values are the same.
+
+    The evaluator takes a run ranked by :func:`_ranked`."""
+    import pkgutil
+    import subprocess
+    import tempfile
+
+    import ir_measures
+
+    class GdevalEvaluator(ir_measures.providers.Evaluator):
+        def __init__(self):
+            super().__init__(measures, set(qrels["query_id"]))
+            kinds = ("nDCG", "ERR")
+            by_cutoff = {}
+            for m in measures:
+                if m.NAME not in kinds:
+                    raise ValueError(f"gdeval does not compute {m}")
+                by_cutoff.setdefault(m["cutoff"], [None, None])[kinds.index(m.NAME)] = m
+            self.invocations = [(cutoff, ndcg, err) for cutoff, (ndcg, err) in by_cutoff.items()]
+            self.depth = max(by_cutoff)
+            self.script = pkgutil.get_data("ir_measures", "bin/gdeval.pl")
+            self.qrels_text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in
+                                      zip(qrels["query_id"].tolist(), qrels["doc_id"].tolist(),
+                                          qrels["relevance"].tolist()))
+
+        def _iter_calc(self, ranked):
+            with tempfile.TemporaryDirectory() as tmp:
+                script, qrels_file, run_file = (Path(tmp) / name for name in ("gdeval.pl", "qrels", "run"))
+                script.write_bytes(self.script)
+                qrels_file.write_text(self.qrels_text)
+                run_file.write_text("".join(_gdeval_run_lines(ranked, self.depth)))
+                for cutoff, ndcg, err in self.invocations:
+                    out = subprocess.check_output(["perl", str(script), str(qrels_file), str(run_file), str(cutoff)])
+                    for i, line in enumerate(out.decode().replace("\t", " ").split("\n")):
+                        if i == 0 or line == "":
+                            continue
+                        fields = line.split(",")
+                        assert len(fields) == 4
+                        _, qid, ndcg_value, err_value = fields
+                        if ndcg is not None:
+                            yield ir_measures.Metric(query_id=qid, measure=ndcg, value=float(ndcg_value))
+                        if err is not None:
+                            yield ir_measures.Metric(query_id=qid, measure=err, value=float(err_value))
+
+    return GdevalEvaluator()
+
+
 class _Evaluator:
-    """The qrels and measures of a collection prepared once (ir_measures' evaluator of the standard measures, the
-    grades of the custom ones), then called on each run: the same numbers as evaluating each run alone."""
+    """The qrels and measures of a collection prepared once, then called on each run: the same numbers as evaluating
+    each run alone with ``ir_measures.evaluator``.
+
+    The standard measures go to ir_measures: those of its gdeval provider to :func:`_gdeval_evaluator`, the others
+    to ``ir_measures.evaluator``, which gets the run as a dict-of-dict where that lists the same run
+    (:func:`_dict_of_dict`). The custom ``DCG@k`` is computed from the grades of each topic's top k documents."""
 
     def __init__(self, qrels: pd.DataFrame, measures):
         import ir_measures
@@ -196,7 +317,11 @@ class _Evaluator:
         std = [m for m in self.measures if _parse_custom(m) is None]
         parsed = [ir_measures.parse_measure(m) for m in std]
         self.names = {p: m for p, m in zip(parsed, std)}
-        self.evaluator = ir_measures.evaluator(parsed, qrels[["query_id", "doc_id", "relevance"]]) if std else None
+        qrels3 = qrels[["query_id", "doc_id", "relevance"]]
+        gdeval = [p for p in parsed if _provider_name(p) == "gdeval"]
+        others = [p for p in parsed if p not in gdeval]
+        self.evaluator = ir_measures.evaluator(others, qrels3) if others else None
+        self.gdeval = _gdeval_evaluator(gdeval, qrels3) if gdeval else None
         self.custom = [(m, c[1]) for m in self.measures if (c := _parse_custom(m)) is not None]
         self.rel = ({(q, d): r for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)}
                     if self.custom else {})
@@ -204,22 +329,24 @@ class _Evaluator:
     def __call__(self, run: pd.DataFrame) -> pd.DataFrame:
         run = run[["query_id", "doc_id", "score"]].copy()
         run["query_id"] = run["query_id"].astype(str)
-        rows = []
+        metrics = []
         if self.evaluator is not None:
-            for metric in self.evaluator.iter_calc(run):
-                rows.append((metric.query_id, self.names.get(metric.measure, str(metric.measure)),
-                             float(metric.value)))
+            as_dict = _dict_of_dict(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist())
+            metrics.extend(self.evaluator.iter_calc(run if as_dict is None else as_dict))
+        ranked = _ranked(run) if self.gdeval is not None or self.custom else None
+        if self.gdeval is not None:
+            metrics.extend(self.gdeval.iter_calc(ranked))
+        rows = [(m.query_id, self.names.get(m.measure, str(m.measure)), float(m.value)) for m in metrics]
         if self.custom:
-            from irrepro.core.trec import sort_run
-
-            ranked = sort_run(run)
             judged = set(self.judged)
             for m, k in self.custom:
-                for q, grp in ranked.groupby("query_id", sort=False):
-                    if q not in judged:
-                        continue
-                    rels = np.array([self.rel.get((q, d), 0) for d in grp["doc_id"].iloc[:k]])
-                    rows.append((q, m, dcg_at_k(rels, k)))
+                top = {}
+                in_top = ranked["rank"] <= k
+                for q, d in zip(ranked["query_id"][in_top].tolist(), ranked["doc_id"][in_top].tolist()):
+                    if q in judged:
+                        top.setdefault(q, []).append(self.rel.get((q, d), 0))
+                for q, rels in top.items():
+                    rows.append((q, m, dcg_at_k(np.array(rels), k)))
         df = pd.DataFrame(rows, columns=["topic", "measure", "value"])
         # judged topics with no retrieved documents score 0
         full = pd.MultiIndex.from_product([self.judged, self.measures], names=["topic", "measure"])
