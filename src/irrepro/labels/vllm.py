@@ -102,9 +102,9 @@ class VLLMServer:
     reserves ``--gpu-memory-utilization`` (0.92) of the machine's memory and refuses to start when less is free.
     ``eager``: no torch.compile (starts in seconds instead of minutes on a CPU). ``extra``: more server arguments.
     Unless ``extra`` asks for parallelism (``--tensor-parallel-size`` and the like) or names an executor, the model
-    runs in the engine process (``--distributed-executor-backend uni``): vLLM's default on the CPU starts a third
-    Python process for its one worker, which imports torch and vLLM once more (about a third of a start here);
-    the same model runner computes the same numbers either way. The server's output goes to ``log_path``."""
+    runs in the engine process (``--distributed-executor-backend uni`` and ``VLLM_ENABLE_V1_MULTIPROCESSING=0``):
+    vLLM's default on the CPU starts a third Python process for its one worker, which imports torch and vLLM once
+    more; the same model runner computes the same numbers either way. The server's output goes to ``log_path``."""
 
     def __init__(self, python, model, *, name: str = "model", host: str = "127.0.0.1", port: int | None = None,
                  dtype: str = "float32", max_model_len: int = 4096, kv_cache_bytes: int | None = 512 << 20,
@@ -134,15 +134,23 @@ class VLLMServer:
             cmd += ["--kv-cache-memory-bytes", str(int(self.kv_cache_bytes))]
         if self.eager:
             cmd.append("--enforce-eager")
-        if not any(a.split("=")[0] in PARALLEL_ARGS for a in self.extra):
+        if self.one_process:
             cmd += ["--distributed-executor-backend", "uni"]
         return cmd + self.extra
+
+    @property
+    def one_process(self) -> bool:
+        """Whether the engine runs the model itself (no worker process): unless ``extra`` asks for parallelism or
+        names an executor."""
+        return not any(a.split("=")[0] in PARALLEL_ARGS for a in self.extra)
 
     def start(self) -> "VLLMServer":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: nothing to download
         env.setdefault("VLLM_NO_USAGE_STATS", "1")
+        if self.one_process:  # with the uni executor: the worker inside the engine process, not a process of its own
+            env.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
                                          start_new_session=True)
