@@ -209,15 +209,24 @@ def confidence_interval(u, P, Q, idx, alpha=0.05, P2=None):
     return est, est - half, est + half
 
 
-def variance_times_n(u, W, Q) -> float:
-    """Exact Σ(Q) · n = Var_Q[z] with z = u W / Q (W = P for Û, P − P' for Δ̂). Pairs with Q = 0 must have u W = 0."""
-    u, W, Q = (np.asarray(a, float).ravel() for a in (u, W, Q))
+def q_support(Q):
+    """What :func:`variance_times_n` needs of Q, for reuse across the W it is called with: the mask Q > 0, the
+    values of Q there (in flat order) and the flat indices where Q = 0."""
+    q = np.asarray(Q, float).ravel()
+    pos = q > 0
+    return pos, q[pos], np.flatnonzero(~pos)
+
+
+def variance_times_n(u, W, Q=None, support=None) -> float:
+    """Exact Σ(Q) · n = Var_Q[z] with z = u W / Q (W = P for Û, P − P' for Δ̂). Pairs with Q = 0 must have u W = 0.
+    ``support``: :func:`q_support` of Q, given instead of Q when the caller has it already."""
+    u, W = (np.asarray(a, float).ravel() for a in (u, W))
+    pos, q_pos, zero = q_support(Q) if support is None else support
     num = u * W
-    pos = Q > 0
-    if np.any((~pos) & (num != 0)):
+    if np.any(num[zero] != 0):
         raise ValueError("Q lacks support where u·W ≠ 0: the estimator would be biased")
     mu = num.sum()
-    return float((num[pos] ** 2 / Q[pos]).sum() - mu ** 2)
+    return float((num[pos] ** 2 / q_pos).sum() - mu ** 2)
 
 
 # ------------------------------------------------------------------ deterministic pooling baselines

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 from irrepro.core.progress import Progress
 from irrepro.papers.sampling.estimators import (approx_utility_rank, confidence_interval, deep_pool, delta_hat, draw,
                                                 pool_mask, q_baseline, q_naive_multi, q_pair, q_pair_naive,
-                                                q_ranking, q_single, q_uniform, shallow_pool, target, true_utility,
-                                                u_hat, variance_times_n)
+                                                q_ranking, q_single, q_support, q_uniform, shallow_pool, target,
+                                                true_utility, u_hat, variance_times_n)
 
 
 # ------------------------------------------------------------------ SYNTH experiment (Tables 2–4)
@@ -101,18 +100,45 @@ def comparative_variances(u, Ps: dict, approx: dict, window: int = 5) -> dict:
             base = w[len(w) // 2]
             others = [s for s in w if s != base]
             Pw = [Ps[s] for s in w]
-            qn = q_naive_multi(ut, Pw)
-            res["base_naive"].append(sum(variance_times_n(u, Ps[s] - Ps[base], qn) for s in others) / len(others))
-            qb = q_baseline(ut, [Ps[s] for s in others], Ps[base])
-            res["base_qstar"].append(sum(variance_times_n(u, Ps[s] - Ps[base], qb) for s in others) / len(others))
+            qn = q_support(q_naive_multi(ut, Pw))        # one sampler, k − 1 + k variances: its support once
+            res["base_naive"].append(sum(variance_times_n(u, Ps[s] - Ps[base], support=qn) for s in others)
+                                     / len(others))
+            qb = q_support(q_baseline(ut, [Ps[s] for s in others], Ps[base]))
+            res["base_qstar"].append(sum(variance_times_n(u, Ps[s] - Ps[base], support=qb) for s in others)
+                                     / len(others))
             tau = sum(Pw) / len(Pw)
-            res["rank_naive"].append(sum(variance_times_n(u, Ps[s] - tau, qn) for s in w) / len(w))
-            qr = q_ranking(ut, Pw)
-            res["rank_qstar"].append(sum(variance_times_n(u, Ps[s] - tau, qr) for s in w) / len(w))
+            res["rank_naive"].append(sum(variance_times_n(u, Ps[s] - tau, support=qn) for s in w) / len(w))
+            qr = q_support(q_ranking(ut, Pw))
+            res["rank_qstar"].append(sum(variance_times_n(u, Ps[s] - tau, support=qr) for s in w) / len(w))
         nq = u.shape[0]
         for k, v in res.items():
             out[f"{k}/{label}"] = float(np.mean(v)) / nq if v else float("nan")
     return out
+
+
+def kendall_tau_rows(x, y) -> np.ndarray:
+    """Kendall's τ-b of each row of ``x`` (rows × k) with ``y`` (k values), with the same floating-point result as
+    ``scipy.stats.kendalltau(row, y).statistic``: (concordant − discordant pairs) / sqrt(pairs not tied in x) /
+    sqrt(pairs not tied in y), clipped to [−1, 1]; NaN where either side is all ties, has fewer than two values or
+    contains NaN. The pair counts are integers, so counting them over the k(k−1)/2 pairs directly gives the same
+    numerator and denominators as scipy's sort-based count."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    k = y.size
+    i, j = np.triu_indices(k, 1)
+    xi, xj = x[:, i], x[:, j]
+    sx = (xi > xj).astype(np.int64) - (xi < xj)          # sign of each pair's difference; 0 = tie
+    sy = (y[i] > y[j]).astype(np.int64) - (y[i] < y[j])
+    tot = k * (k - 1) // 2
+    xtie = np.count_nonzero(sx == 0, axis=1)
+    ytie = int(np.count_nonzero(sy == 0))
+    con_minus_dis = sx @ sy if tot else np.zeros(x.shape[0], dtype=np.int64)
+    undefined = (xtie == tot) | (ytie == tot) | np.isnan(x).any(axis=1) | bool(np.isnan(y).any())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    tau = np.minimum(1.0, np.maximum(-1.0, tau))
+    tau[undefined] = np.nan
+    return tau
 
 
 def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: int, window: int = 5) -> pd.DataFrame:
@@ -122,36 +148,55 @@ def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: 
     rng = np.random.default_rng(seed)
     true = {s: true_utility(u, P) for s, P in Ps.items()}
     _, pairs, windows = comparison_sets(true, window)
+    # The samplers depend on the comparison set and the sampler, not on the budget: each is built once, on first
+    # use, and reused for every budget (the draws, and their order, are those of a loop that rebuilds them).
+    cache = {}
+
+    def once(key, make):
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    def pair_q(a, b, sampler):
+        ut = (approx[a] + approx[b]) / 2
+        return q_pair_naive(ut, Ps[a], Ps[b]) if sampler == "naive" else q_pair(ut, Ps[a], Ps[b])
+
+    def window_qs(w, sampler):
+        """(sampler for the comparisons with the baseline, sampler for the ranking, the mean system τ)."""
+        ut = sum(approx[s] for s in w) / len(w)
+        base = w[len(w) // 2]
+        others = [s for s in w if s != base]
+        Pw = [Ps[s] for s in w]
+        if sampler == "naive":
+            Q = Qr = q_naive_multi(ut, Pw)
+        else:
+            Q, Qr = q_baseline(ut, [Ps[s] for s in others], Ps[base]), q_ranking(ut, Pw)
+        return Q, Qr, sum(Pw) / len(Pw)
+
     rows = []
     progress = Progress(2 * len(budgets), f"Figs 1-3 ({trials} trials)", unit="budget x sampler")
     for n in budgets:
         for sampler in ("naive", "qstar"):
             acc1 = []
             for a, b in pairs:
-                ut = (approx[a] + approx[b]) / 2
-                Q = q_pair_naive(ut, Ps[a], Ps[b]) if sampler == "naive" else q_pair(ut, Ps[a], Ps[b])
+                Q = once(("pair", a, b, sampler), lambda: pair_q(a, b, sampler))
                 d = delta_hat(u, Ps[a], Ps[b], Q, draw(Q, n, trials, rng))
                 acc1.append(np.mean(np.sign(d) == np.sign(true[a] - true[b])))
             acc2, taus = [], []
-            for w in windows:
-                ut = sum(approx[s] for s in w) / len(w)
+            for wi, w in enumerate(windows):
+                Q, Qr, tau = once(("window", wi, sampler), lambda: window_qs(w, sampler))
                 base = w[len(w) // 2]
                 others = [s for s in w if s != base]
-                Pw = [Ps[s] for s in w]
-                Q = q_naive_multi(ut, Pw) if sampler == "naive" else q_baseline(ut, [Ps[s] for s in others], Ps[base])
                 idx = draw(Q, n, trials, rng)
                 for s in others:
                     d = delta_hat(u, Ps[s], Ps[base], Q, idx)
                     acc2.append(np.mean(np.sign(d) == np.sign(true[s] - true[base])))
-                Qr = q_naive_multi(ut, Pw) if sampler == "naive" else q_ranking(ut, Pw)
                 idx = draw(Qr, n, trials, rng)
-                tau = sum(Pw) / len(Pw)
                 est = np.stack([delta_hat(u, Ps[s], tau, Qr, idx) for s in w], axis=1)   # trials × systems
-                t_true = [true[s] for s in w]
-                taus += [kendalltau(e, t_true)[0] for e in est]
+                taus.append(kendall_tau_rows(est, [true[s] for s in w]))
             rows.append({"budget": n, "sampler": sampler, "pair_accuracy": float(np.mean(acc1)) if acc1 else np.nan,
                          "baseline_accuracy": float(np.mean(acc2)) if acc2 else np.nan,
-                         "kendall_tau": float(np.nanmean(taus)) if taus else np.nan})
+                         "kendall_tau": float(np.nanmean(np.concatenate(taus))) if taus else np.nan})
             progress.advance()
     progress.close()
     return pd.DataFrame(rows)
