@@ -17,8 +17,10 @@ import math
 import os
 import re
 import zlib
+from collections import deque
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from irrepro.errors import InputError
@@ -116,6 +118,10 @@ class _Lines:
     def __exit__(self, *exc):
         self._f.close()
 
+    def read(self) -> str:
+        """The rest of the text at once: the lines that iterating would give, joined."""
+        return self._f.read()
+
     def __iter__(self):
         n = 0
         errors = _decompression_errors() if self.suffix else ()
@@ -171,7 +177,16 @@ def read_run(path, system: str | None = None) -> pd.DataFrame:
 
     The ranking used downstream is by descending score with ties broken by docno descending (trec_eval's
     convention), not by the rank column. ``system`` overrides the run tag; a file with several tags is an error.
+
+    A well-formed file is read on whole columns (:func:`_read_run_columns`); a file that path does not accept is
+    read line by line (:func:`_read_run_lines`), which returns the same frame or raises the error naming the line.
     """
+    run = _read_run_columns(path, system)
+    return run if run is not None else _read_run_lines(path, system)
+
+
+def _read_run_lines(path, system: str | None = None) -> pd.DataFrame:
+    """:func:`read_run` line by line: checks every line and raises the :class:`InputError` of the first bad one."""
     rows = []
     tags = set()
     seen = set()
@@ -205,8 +220,206 @@ def read_run(path, system: str | None = None) -> pd.DataFrame:
     return sort_run(df)
 
 
+#: the characters outside ASCII that ``str.split()`` and ``str.strip()`` take for whitespace
+_NON_ASCII_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+#: the ASCII characters that ``str.split()`` and ``str.strip()`` take for whitespace: every one up to the space
+#: except the control characters of :data:`_NOT_SPACE_CONTROLS`
+_ASCII_SPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+_NOT_SPACE_CONTROLS = bytes(range(0, 9)) + bytes(range(14, 28))
+#: the longest field :func:`_run_fields` reads (a longer one is read line by line)
+_MAX_FIELD = 256
+
+
+class _Fields:
+    """The six fields of every non-blank line of a run file's text, as byte ranges of its UTF-8 encoding.
+
+    ``starts[i, k]`` and ``ends[i, k]`` delimit field ``k`` of the ``i``-th non-blank line in ``data`` (the bytes,
+    zero-padded by at least :data:`_MAX_FIELD` bytes, rounded up to 8)."""
+
+    def __init__(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray):
+        self.data, self.starts, self.ends = data, starts, ends
+
+    def matrix(self, k: int) -> np.ndarray:
+        """Field ``k`` of every line as the rows of a uint8 matrix, zero-filled after the field's end; its width is
+        the longest such field rounded up to a multiple of 8."""
+        start, length = self.starts[:, k], (self.ends[:, k] - self.starts[:, k]).astype(np.int16)
+        width = -(-int(length.max()) // 8) * 8
+        rows = np.lib.stride_tricks.sliding_window_view(self.data, width)[start]
+        rows *= np.arange(width, dtype=np.int16) < length[:, None]
+        return rows
+
+    def tokens(self, k: int) -> list[bytes]:
+        """Field ``k`` of every line as ``bytes`` (no field holds a zero byte, so the zero fill is no part of it)."""
+        rows = self.matrix(k)
+        return rows.view(f"S{rows.shape[1]}").ravel().tolist()
+
+    def factorize(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Field ``k`` of every line as ``(codes, values)``: ``values`` its distinct values (an object array of
+        ``str``), ``values[codes]`` the field of each line."""
+        rows = self.matrix(k)
+        words = rows.view(np.uint64)
+        codes = pd.factorize(words[:, 0])[0]
+        for j in range(1, words.shape[1]):
+            more = pd.factorize(words[:, j])[0]
+            codes = pd.factorize(codes * (int(more.max()) + 1) + more)[0]
+        # codes are numbered in order of first appearance: the first line of each value is where the codes so far
+        # reach a new maximum
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+        values = rows[first].view(f"S{rows.shape[1]}").ravel().tolist()
+        return codes, np.array([v.decode("utf-8", "surrogatepass") for v in values], dtype=object)
+
+
+def _run_fields(text: str) -> _Fields | None:
+    """The fields of ``text`` (:class:`_Fields`) if every line of it (lines end at ``\\n``, as :class:`_Lines`
+    reads them) is blank or holds exactly six whitespace-separated fields (as ``str.split()`` separates them) and
+    none is longer than :data:`_MAX_FIELD` bytes; else None, also for a text with a control character that is not
+    whitespace or with whitespace outside ASCII.
+
+    Fields are found on the UTF-8 bytes: no byte of a multi-byte character is below 128, and in such a text a
+    byte up to the space (32) is whitespace, any other byte is not."""
+    if not text.isascii() and _NON_ASCII_SPACE.search(text):
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data.translate(None, _NOT_SPACE_CONTROLS)) != len(data):
+        return None
+    b = np.frombuffer(data, dtype=np.uint8)
+    space = np.empty(len(b) + 2, dtype=bool)  # space[i + 1]: byte i is whitespace; a space before and after
+    space[0] = space[-1] = True
+    np.less_equal(b, 32, out=space[1:-1])
+    starts = np.flatnonzero(space[:-1] > space[1:])  # the bytes that start a field
+    ends = np.flatnonzero(space[:-1] < space[1:])  # the bytes just after a field
+    line_ends = np.append(np.flatnonzero(b == ord("\n")), len(b))  # the last line may lack its "\n"
+    fields = np.diff(np.searchsorted(starts, line_ends), prepend=0)
+    if not ((fields == 0) | (fields == 6)).all() or not len(starts) or (ends - starts).max() > _MAX_FIELD:
+        return None
+    padded = np.zeros(len(b) + _MAX_FIELD + 8, dtype=np.uint8)
+    padded[:len(b)] = b
+    return _Fields(padded, starts.reshape(-1, 6), ends.reshape(-1, 6))
+
+
+def _read_run_columns(path, system: str | None) -> pd.DataFrame | None:
+    """:func:`read_run`'s frame, computed on whole columns, for a file that :func:`_read_run_lines` accepts and
+    whose every check passes here: each line blank or of six fields (:func:`_run_fields`), each rank ``int()``-able,
+    each score a finite ``float()``, no (query, document) pair twice, one run tag unless ``system`` is given. For
+    any other file (or a compressed one that cannot be read to its end) None: the line-by-line reader then reads
+    it and raises.
+
+    Ranks and scores are read from their bytes: ``int()`` and ``float()`` read an ASCII number's bytes as they
+    read its text, and reject bytes outside ASCII (which the line-by-line reader then reads as text)."""
+    with _open(path) as f:
+        try:
+            text = f.read()
+        except Exception:  # noqa: BLE001 - a damaged file: the line-by-line reader raises the error naming the line
+            return None
+    fields = _run_fields(text)
+    del text
+    if fields is None:
+        return None
+    n = len(fields.starts)
+    if system is None:
+        tags = fields.matrix(5)
+        if not (tags == tags[0]).all():
+            return None
+        system = tags[0].tobytes().rstrip(b"\0").decode("utf-8", "surrogatepass")
+    ranks = fields.matrix(3)
+    digits = (ranks - ord("0") < 10) | (ranks == 0)  # a rank of ASCII digits, zero-filled after its end
+    try:
+        if not (digits.all() and ranks.shape[1] <= 64):
+            deque(map(int, fields.tokens(3)), maxlen=0)
+        score = np.fromiter(map(float, fields.tokens(4)), dtype=np.float64, count=n)
+    except ValueError:
+        return None
+    if not np.isfinite(score).all():
+        return None
+    qcode, quniq = fields.factorize(0)
+    dcode, duniq = fields.factorize(2)
+    if len(pd.unique(qcode.astype(np.int64) * len(duniq) + dcode)) != n:
+        return None
+    order, rank = _run_order(qcode, quniq, score, lambda rows: duniq[dcode[rows]])
+    # each id column is its distinct values (as pandas infers their dtype) taken row by row
+    df = pd.DataFrame({"query_id": pd.Series(quniq).array.take(qcode[order]),
+                       "doc_id": pd.Series(duniq).array.take(dcode[order]), "rank": rank, "score": score[order]})
+    df["system"] = system
+    return df
+
+
+def _ascending_ranks(values: np.ndarray) -> np.ndarray:
+    """The place of each of distinct ``values`` (an object array of ``str``) in ascending order, as ``<`` orders
+    them."""
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[np.argsort(values, kind="stable")] = np.arange(len(values))
+    return ranks
+
+
+def _run_order(qcode, quniq, score, docs) -> tuple[np.ndarray, np.ndarray]:
+    """The row order of :func:`sort_run` (a stable sort by query ascending, score descending, docno descending)
+    and the ranks 1..n per query in that order, for rows of query ``quniq[qcode]`` (``quniq`` an object array of
+    distinct ``str``) and ``score`` (float64, no NaN); ``docs(rows)`` gives the docnos (``str``) of the rows at the
+    positions ``rows`` as an object array.
+
+    Rows are sorted stably by descending score, then stably by query; then each run of rows tied on both is
+    sorted stably by descending docno, the only rows whose docnos are compared."""
+    n = len(score)
+    qkey = _ascending_ranks(quniq)[qcode].astype(np.int16 if len(quniq) <= 1 << 15 else np.int64)  # int16: radix
+    order = np.argsort(-score, kind="stable")
+    order = order[np.argsort(qkey[order], kind="stable")]
+    q, s = qkey[order], score[order]
+    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])  # position i + 1 ties with position i
+    if tied.any():
+        in_tie = np.zeros(n, dtype=bool)
+        in_tie[1:] = tied
+        in_tie[:-1] |= tied
+        at = np.flatnonzero(in_tie)
+        group = np.cumsum(np.r_[True, ~tied])[at]  # the run of ties of each position in one
+        rows = order[at]
+        dcode, duniq = pd.factorize(docs(rows))
+        dkey = _ascending_ranks(np.asarray(duniq, dtype=object))[dcode]
+        order[at] = rows[np.lexsort((-dkey, group))]
+    first = np.r_[True, q[1:] != q[:-1]]  # the first row of each query
+    at = np.arange(n)
+    rank = at - np.maximum.accumulate(np.where(first, at, 0)) + 1
+    return order, rank
+
+
+def _str_values(column: pd.Series) -> np.ndarray | None:
+    """The values of an object or python-stored string column as an object array, if they are all ``str``."""
+    dtype = column.dtype
+    if not (pd.api.types.is_object_dtype(dtype) or (isinstance(dtype, pd.StringDtype) and dtype.storage == "python")):
+        return None
+    values = column.to_numpy(dtype=object)
+    return values if pd.api.types.infer_dtype(values, skipna=False) == "string" else None
+
+
+def _sort_run_columns(df: pd.DataFrame) -> pd.DataFrame | None:
+    """:func:`sort_run`'s result computed by :func:`_run_order`, for a non-empty frame whose query and document
+    ids are all ``str`` and whose scores are float64 without NaN; None for any other frame."""
+    cols = df.columns
+    if (len(df) == 0 or isinstance(cols, pd.MultiIndex) or not cols.is_unique
+            or not all(c in cols for c in ("query_id", "doc_id", "score"))):
+        return None
+    if df["score"].dtype != np.float64:
+        return None
+    score = df["score"].to_numpy()
+    if np.isnan(score).any():
+        return None
+    qid, doc = _str_values(df["query_id"]), _str_values(df["doc_id"])
+    if qid is None or doc is None:
+        return None
+    qcode, quniq = pd.factorize(qid)
+    order, rank = _run_order(qcode, np.asarray(quniq, dtype=object), score, lambda rows: doc[rows])
+    df = df.take(order).reset_index(drop=True)
+    df["rank"] = rank
+    return df
+
+
 def sort_run(df: pd.DataFrame) -> pd.DataFrame:
-    """Order a run by query, then descending score, ties by descending docno (as trec_eval), and re-rank 1..n."""
+    """Order a run by query, then descending score, ties by descending docno (as trec_eval), and re-rank 1..n.
+
+    The order is that of a stable sort: rows equal on all three keep their order. A frame of ``str`` ids and float
+    scores without NaN is ordered by :func:`_run_order`; any other by pandas."""
+    fast = _sort_run_columns(df)
+    if fast is not None:
+        return fast
     df = df.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="mergesort")
     df = df.reset_index(drop=True)
     df["rank"] = df.groupby("query_id").cumcount() + 1
@@ -222,9 +435,9 @@ def write_run(df: pd.DataFrame, path, system: str | None = None, depth: int | No
     qorder = sorted(df["query_id"].unique(), key=topic_key)
     df["_q"] = df["query_id"].map({q: i for i, q in enumerate(qorder)})
     df = df.sort_values(["_q", "rank"], kind="mergesort")
+    columns = (df.query_id.tolist(), df.doc_id.tolist(), df["rank"].tolist(), df.score.tolist())
     with open(path, "w") as f:
-        for q, d, r, s in zip(df.query_id, df.doc_id, df["rank"], df.score):
-            f.write(f"{q} Q0 {d} {r} {s:.6f} {tag}\n")
+        f.write("".join([f"{q} Q0 {d} {r} {s:.6f} {tag}\n" for q, d, r, s in zip(*columns)]))
 
 
 def read_qrels(path, subtopics: bool = False) -> pd.DataFrame:
