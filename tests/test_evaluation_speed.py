@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from irrepro.core.evaluation import _dict_of_dict, _Evaluator, _gdeval_run_lines, _ranked
+from irrepro.core.evaluation import _dict_of_dict, _Evaluator, _gdeval_run_lines
 from irrepro.core.trec import sort_run
 
 MEASURES = ["AP", "nDCG@10", "nDCG@20", "ERR@20", "P@10", "ERR@5", "nDCG(dcg='exp-log2')@5"]
@@ -59,7 +59,7 @@ def test_same_values_as_ir_measures_on_the_whole_run(order):
 
 def test_gdeval_reads_only_the_top_of_each_ranking():
     qrels, run = _collection(seed=3)
-    ranked = _ranked(run)
+    ranked = sort_run(run)
     lines = _gdeval_run_lines(ranked, 20)
     assert len(lines) < len(run)
     kept = pd.DataFrame([line.split() for line in lines], columns=["q", "q0", "d", "r", "s", "tag"])
@@ -68,15 +68,6 @@ def test_gdeval_reads_only_the_top_of_each_ranking():
         assert mine.d.tolist()[: min(20, len(grp))] == grp.doc_id.tolist()[:20]
         if len(grp) >= 20:  # every row tied with the 20th is kept
             assert set(grp[grp.score == grp.score.iloc[19]].doc_id) <= set(mine.d)
-
-
-def test_ranked_is_sort_run():
-    _, run = _collection(seed=5)
-    for frame in (run, sort_run(run)[["query_id", "doc_id", "score"]], run.iloc[:1], run.iloc[:0]):
-        pd.testing.assert_frame_equal(_ranked(frame).reset_index(drop=True), sort_run(frame).reset_index(drop=True),
-                                      check_dtype=False)
-    dup = pd.concat([run.iloc[:3], run.iloc[:1]], ignore_index=True)
-    pd.testing.assert_frame_equal(_ranked(dup), sort_run(dup), check_dtype=False)
 
 
 def test_dict_of_dict_only_where_it_lists_the_same_run():

@@ -208,32 +208,12 @@ def _dict_of_dict(qids, docs, scores):
     return out
 
 
-def _ranked(run: pd.DataFrame) -> pd.DataFrame:
-    """``sort_run(run)`` (:func:`irrepro.core.trec.sort_run`): the run by topic, descending score, ties by descending
-    docno, ranked 1..n per topic. A run already in that order, each row strictly after the one before (as
-    :func:`~irrepro.core.trec.read_run` returns runs), is ranked without sorting it again."""
-    from irrepro.core.trec import sort_run
-
-    n = len(run)
-    q, d, s = (run[c].to_numpy() for c in ("query_id", "doc_id", "score"))
-    try:
-        same = q[1:] == q[:-1]
-        after = (q[1:] > q[:-1]) | (same & ((s[1:] < s[:-1]) | ((s[1:] == s[:-1]) & (d[1:] < d[:-1]))))
-    except TypeError:  # ids of types that do not compare with each other
-        return sort_run(run)
-    if n == 0 or not after.all():
-        return sort_run(run)
-    starts = np.flatnonzero(np.r_[True, ~same])
-    rank = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n])) + 1
-    return run.reset_index(drop=True).assign(rank=rank)
-
-
 def _gdeval_run_lines(ranked: pd.DataFrame, depth: int) -> list[str]:
-    """The lines of the run file that gdeval.pl needs to score a run ranked by :func:`_ranked` at
-    cutoffs up to ``depth``: each topic's rows ranked ``<= depth``, and the rows below whose score is within
+    """The lines of the run file that gdeval.pl needs to score a run ranked by :func:`~irrepro.core.trec.sort_run`
+    at cutoffs up to ``depth``: each topic's rows ranked ``<= depth``, and the rows below whose score is within
     ``1e-9`` (relative) of the ``depth``-th row's score.
 
-    gdeval.pl orders each topic by descending score, ties by descending docno (as :func:`_ranked` does), and its
+    gdeval.pl orders each topic by descending score, ties by descending docno (as ``sort_run`` does), and its
     nDCG@k and ERR@k read the first k documents only; its ideal DCG comes from the qrels alone. A dropped row scores
     below every kept row of its topic by more than any rounding of Perl's reading of the score could move it, so
     the script ranks the same documents first and prints the same values as for the whole run."""
@@ -253,7 +233,7 @@ def _gdeval_evaluator(measures, qrels: pd.DataFrame):
     as the provider reads it. The script and the qrels file's text are prepared once for all runs, and the run file
     holds only the top of each topic's ranking (:func:`_gdeval_run_lines`), so the script's values are the same.
 
-    The evaluator takes a run ranked by :func:`_ranked`."""
+    The evaluator takes a run ranked by :func:`~irrepro.core.trec.sort_run`."""
     import pkgutil
     import subprocess
     import tempfile
@@ -333,7 +313,9 @@ class _Evaluator:
         if self.evaluator is not None:
             as_dict = _dict_of_dict(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist())
             metrics.extend(self.evaluator.iter_calc(run if as_dict is None else as_dict))
-        ranked = _ranked(run) if self.gdeval is not None or self.custom else None
+        from irrepro.core.trec import sort_run
+
+        ranked = sort_run(run) if self.gdeval is not None or self.custom else None
         if self.gdeval is not None:
             metrics.extend(self.gdeval.iter_calc(ranked))
         rows = [(m.query_id, self.names.get(m.measure, str(m.measure)), float(m.value)) for m in metrics]
