@@ -249,7 +249,9 @@ def _measures(config: dict) -> dict:
 def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     """Check ``config`` (already schema-validated, defaults filled) and resolve it into a :class:`Plan`.
 
-    ``check_ids=False`` skips the checks that need ir_datasets' registry (tests of paper plans).
+    ``check_ids=False`` skips :func:`check_config`, whose ids are checked against ir_datasets' registry: for the
+    tests of paper plans and for the Snakemake processes of a job (the Snakefile's ``workflow.is_main_process`` is
+    false there), whose config the main process checked.
     """
     if check_ids:
         check_config(config)

@@ -96,13 +96,19 @@ def _check(instance, schema, prefix, registry=None):
         raise InputError(_message(errors[0], schema, prefix))
 
 
+def _load_yaml(text: str):
+    """``yaml.safe_load`` by libyaml's parser where PyYAML has it (the same objects, ~8x faster: the schemas are read
+    at every Snakemake start, which a cluster job makes twice)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def load_schemas(schema_dir) -> dict:
     """``{section: schema}`` with the spine's under ``""``."""
     schema_dir = Path(schema_dir)
-    out = {"": yaml.safe_load((schema_dir / SPINE).read_text())}
+    out = {"": _load_yaml((schema_dir / SPINE).read_text())}
     for p in sorted(schema_dir.glob("*.schema.yaml")):
         if p.name != SPINE:
-            out[p.name.split(".")[0]] = yaml.safe_load(p.read_text())
+            out[p.name.split(".")[0]] = _load_yaml(p.read_text())
     return out
 
 

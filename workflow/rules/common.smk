@@ -29,7 +29,9 @@ SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
 # Validate against the schemas (workflow/schemas/), filling defaults; an error names the dotted key in one line.
 validate_config(config, SCHEMAS)
-PLAN = _resolve_plan(config)
+# The config's checks that need ir_datasets' registry (~0.2 s to import) run in the main Snakemake process; a cluster
+# job's own Snakemake processes (two per job) read the same config that process checked.
+PLAN = _resolve_plan(config, check_ids=workflow.is_main_process)
 # A cached artifact a person edited stops the run before any job reads it (memoised md5: one stat per file).
 verify_artifact_cache(f"{PLAN.res}/artifacts")
 

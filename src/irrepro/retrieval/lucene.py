@@ -73,6 +73,26 @@ class LuceneError(RuntimeError):
 
 # ---------------------------------------------------------------------------------------------- analyzers
 
+def _pisa_stopwords() -> dict:
+    """pyterrier-pisa's stopword lists (``pyterrier_pisa.stopwords._STOPWORDS``), read from its module file without
+    importing the package where it is not imported yet: the package imports PyTerrier (~0.4 s), and the Snakefile
+    asks for these words (the Lucene index's key) at every Snakemake start, which a cluster job makes twice."""
+    import importlib.util
+    import sys
+
+    if "pyterrier_pisa" in sys.modules:
+        from pyterrier_pisa.stopwords import _STOPWORDS
+        return _STOPWORDS
+    spec = importlib.util.find_spec("pyterrier_pisa")  # a top-level name: found, not imported
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'pyterrier_pisa'", name="pyterrier_pisa")
+    path = Path(next(iter(spec.submodule_search_locations))) / "stopwords.py"
+    module_spec = importlib.util.spec_from_file_location("_irrepro_pisa_stopwords", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module._STOPWORDS
+
+
 @dataclass(frozen=True)
 class Analyzer:
     """How Anserini analyses documents and queries: its stemmer and its stopword list.
@@ -86,8 +106,7 @@ class Analyzer:
     def words(self) -> tuple[str, ...] | None:
         """The stopwords passed in a ``-stopwords`` file, or ``None`` where Anserini's built-in choice applies."""
         if self.stopwords == "terrier":
-            from pyterrier_pisa.stopwords import _STOPWORDS
-            return tuple(_STOPWORDS["terrier"])
+            return tuple(_pisa_stopwords()["terrier"])
         return None
 
     def settings(self) -> dict:
