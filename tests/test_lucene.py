@@ -7,6 +7,8 @@ every word is its own Porter stem, so the analysis is a lower-cased whitespace s
 the measures are pinned against the numbers measured with Anserini.
 """
 import math
+import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -277,3 +279,16 @@ def test_vaswani_bm25(engine, irds_home, tmp_path):
             got = (round(m[ir_measures.AP], 4), round(m[ir_measures.nDCG @ 10], 4))
             assert got == VASWANI[analyzer, anserini_ties], (analyzer, anserini_ties, got)
     assert time.time() - start < 120
+
+
+def test_terrier_stopwords_are_pyterrier_pisas_read_without_importing_pyterrier():
+    """The Lucene index key's stopword digest comes from pyterrier-pisa's list, read without importing PyTerrier
+    (the Snakefile computes it at every start): the same words, and the same digest, once the package is imported."""
+    code = ("import sys; from irrepro.retrieval import lucene\n"
+            "a = lucene.get_analyzer('terrier').settings(); words = lucene.get_analyzer('terrier').words()\n"
+            "assert 'pyterrier' not in sys.modules and 'pyterrier_pisa' not in sys.modules, 'imported'\n"
+            "from pyterrier_pisa.stopwords import _STOPWORDS\n"
+            "assert words == tuple(_STOPWORDS['terrier']) and len(words) > 500, len(words)\n"
+            "assert lucene.get_analyzer('terrier').settings() == a\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
