@@ -702,3 +702,47 @@ def test_vllm_server_that_exits_at_start_is_reported(tmp_path):
     with pytest.raises(InputError, match="serve needs a model"):
         with serving(bad):
             pass
+
+
+def _fake_distribution(root: Path, name="fakepkg", version="1.2.3"):
+    """A distribution installed in ``root`` (a package, its dist-info with a RECORD, a console script outside)."""
+    import importlib.metadata
+
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("VALUE = 42\n")
+    (root / name / "sub").mkdir()
+    (root / name / "sub" / "data.bin").write_bytes(b"\x00\x01weights")
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "RECORD").write_text(f"{name}/__init__.py,,\n{name}/sub/data.bin,,\n{info.name}/METADATA,,\n"
+                                 f"{info.name}/RECORD,,\n../../../bin/{name}-cli,,\n")
+    return importlib.metadata.PathDistribution(info)
+
+
+def test_a_distribution_is_shared_with_another_environment_by_hard_links(tmp_path):
+    """vLLM's environment gets this one's torch as hard links: every file its RECORD lists inside site-packages
+    (the same inode: nothing copied), not the console scripts outside it; importable there; and nothing linked (the
+    target left as it was) where a file is missing or the target already has the package."""
+    from irrepro.labels.vllm import link_distribution
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    dist = _fake_distribution(src)
+    dst.mkdir()
+    assert link_distribution("fakepkg", dst, dist=dist) == "1.2.3"
+    for rel in ("fakepkg/__init__.py", "fakepkg/sub/data.bin", "fakepkg-1.2.3.dist-info/RECORD"):
+        assert os.path.samefile(src / rel, dst / rel), rel
+    assert not list(tmp_path.rglob("fakepkg-cli"))
+    out = subprocess.run([sys.executable, "-c", "import fakepkg, importlib.metadata as m; "
+                          "print(fakepkg.VALUE, m.version('fakepkg'))"], env={**os.environ, "PYTHONPATH": str(dst)},
+                         capture_output=True, text=True)
+    assert out.stdout.split() == ["42", "1.2.3"], out.stderr
+    # already there: left alone
+    assert link_distribution("fakepkg", dst, dist=dist) is None
+    # a file of the RECORD missing: nothing linked, nothing left behind
+    other = tmp_path / "other"
+    other.mkdir()
+    (src / "fakepkg" / "sub" / "data.bin").unlink()
+    assert link_distribution("fakepkg", other, dist=dist) is None and not list(other.iterdir())
+    # not installed: None
+    assert link_distribution("no-such-distribution-here", other) is None
