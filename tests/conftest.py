@@ -249,12 +249,12 @@ _BACKGROUND: dict = {}
 #: cluster: one worker runs them all, in the order below, so each run happens once per session
 DAG_GROUP = "dag"
 #: modules whose module-scoped fixtures are expensive (a model server, a DAG run, a loaded model), scheduled first
-#: after the DAG group so that the longest units start early (longest-first keeps both workers busy to the end)
+#: after the DAG group so that the longest units start early (longest-first keeps the workers busy to the end)
 HEAVY_MODULES = ("test_vllm", "test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag")
 
 
 def xdist_worker() -> bool:
-    """True in a pytest-xdist worker process (``make test`` runs the suite on ``-n auto`` workers)."""
+    """True in a pytest-xdist worker process (``make test`` runs the suite on ``-n $(TEST_WORKERS)`` workers)."""
     return "PYTEST_XDIST_WORKER" in os.environ
 
 

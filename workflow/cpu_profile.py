@@ -6,8 +6,9 @@
 CI on two cores is bound by the CPU all its processes need together (docs/benchmark.md): this says which parts
 need it. A process is sampled from /proc (its command line, working directory and parent when first seen, its user
 + system CPU time at each sample), so processes that live less than a second may be missed and the CPU a process
-used after its last sample is not counted; SLURM's job processes are counted although they are not the command's
-children, being those of the test cluster's slurmd. Linux only."""
+used after its last sample is not counted; SLURM's job processes (under a ``slurmstepd``) are counted as the
+command's although they are not its children: on a machine whose only SLURM is the test cluster the command
+started, they are its jobs. Linux only."""
 from __future__ import annotations
 
 import argparse
@@ -91,6 +92,12 @@ PARTS = [
 ]
 
 
+def _slurm_step(cmd: str) -> bool:
+    """A SLURM job step's process (``slurmstepd``): its processes are a cluster job's, which on a machine running
+    the test cluster are the command's although slurmstepd leaves slurmd's process tree."""
+    return cmd.startswith("slurmstepd")
+
+
 def report(path: str, top: int = 12) -> str:
     data = json.load(open(path))
     procs = data["processes"]
@@ -105,10 +112,10 @@ def report(path: str, top: int = 12) -> str:
     root = data["root"]
     parts, spans, outside = defaultdict(float), {}, 0.0
     for p in procs:
-        chain, q, mine = [], parent(p), p["pid"] == root
+        chain, q, mine = [], parent(p), p["pid"] == root or _slurm_step(p["cmd"])
         while q is not None and len(chain) < 64:
             chain.append(q["cmd"])
-            mine = mine or q["pid"] == root
+            mine = mine or q["pid"] == root or _slurm_step(q["cmd"])
             q = parent(q)
         used = p["cpu"] - (p["cpu_at_first"] if p["first"] < 1.5 else 0.0)  # CPU before the command started: not its
         if not mine:
