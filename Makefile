@@ -7,10 +7,8 @@ BIN := $(VENV)/bin
 CORES ?= all
 CONFIG ?= config/config.yaml
 PYTEST_ARGS ?=
-# test workers (pytest-xdist): the DAG tests run on one, everything else is shared out (tests/conftest.py); one more
-# than the cores, because a worker spends part of its time waiting (on the SLURM test cluster, a vLLM server's start,
-# the label-shard test's slow labeler, pip's downloads) while the others keep the cores busy (docs/benchmark.md)
-TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n + 1)))
+# test workers (pytest-xdist): the DAG tests run on one, everything else is shared out (tests/conftest.py)
+TEST_WORKERS ?= auto
 
 .PHONY: setup run test test-fast lint benchmark benchmark-labeler report clean-results
 
