@@ -73,7 +73,8 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
 
         base = getattr(sys, "_base_executable", None) or sys.executable
         run(base, "-m", "venv", venv)
-        site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip())
+        # torch is a platform wheel: it goes to platlib (lib64/... on some systems, the same folder in most venvs)
+        site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])").stdout.strip())
         shared = link_distribution("torch", site)
         if log and shared:
             log(f"torch {shared} of this environment hard-linked into {site}: pip keeps it where {requirement} "

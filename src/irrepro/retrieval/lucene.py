@@ -73,10 +73,12 @@ class LuceneError(RuntimeError):
 
 # ---------------------------------------------------------------------------------------------- analyzers
 
+@functools.lru_cache(maxsize=None)
 def _pisa_stopwords() -> dict:
     """pyterrier-pisa's stopword lists (``pyterrier_pisa.stopwords._STOPWORDS``), read from its module file without
     importing the package where it is not imported yet: the package imports PyTerrier (~0.4 s), and the Snakefile
-    asks for these words (the Lucene index's key) at every Snakemake start, which a cluster job makes twice."""
+    asks for these words (the Lucene index's key) at every Snakemake start, which a cluster job makes twice. Read
+    once per process; the lists are not to be changed."""
     import importlib.util
     import sys
 
