@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -150,18 +152,13 @@ def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: 
     _, pairs, windows = comparison_sets(true, window)
     # The samplers depend on the comparison set and the sampler, not on the budget: each is built once, on first
     # use, and reused for every budget (the draws, and their order, are those of a loop that rebuilds them).
-    cache = {}
-
-    def once(key, make):
-        if key not in cache:
-            cache[key] = make()
-        return cache[key]
-
+    @functools.cache
     def pair_q(a, b, sampler):
         ut = (approx[a] + approx[b]) / 2
         return q_pair_naive(ut, Ps[a], Ps[b]) if sampler == "naive" else q_pair(ut, Ps[a], Ps[b])
 
-    def window_qs(w, sampler):
+    @functools.cache
+    def window_qs(w: tuple, sampler):
         """(sampler for the comparisons with the baseline, sampler for the ranking, the mean system τ)."""
         ut = sum(approx[s] for s in w) / len(w)
         base = w[len(w) // 2]
@@ -179,12 +176,12 @@ def comparative_accuracy(u, Ps: dict, approx: dict, budgets, trials: int, seed: 
         for sampler in ("naive", "qstar"):
             acc1 = []
             for a, b in pairs:
-                Q = once(("pair", a, b, sampler), lambda: pair_q(a, b, sampler))
+                Q = pair_q(a, b, sampler)
                 d = delta_hat(u, Ps[a], Ps[b], Q, draw(Q, n, trials, rng))
                 acc1.append(np.mean(np.sign(d) == np.sign(true[a] - true[b])))
             acc2, taus = [], []
-            for wi, w in enumerate(windows):
-                Q, Qr, tau = once(("window", wi, sampler), lambda: window_qs(w, sampler))
+            for w in windows:
+                Q, Qr, tau = window_qs(tuple(w), sampler)
                 base = w[len(w) // 2]
                 others = [s for s in w if s != base]
                 idx = draw(Q, n, trials, rng)
