@@ -251,6 +251,12 @@ DAG_GROUP = "dag"
 #: modules whose module-scoped fixtures are expensive (a model server, a DAG run, a loaded model), scheduled first
 #: after the DAG group so that the longest units start early (longest-first keeps the workers busy to the end)
 HEAVY_MODULES = ("test_vllm", "test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag")
+#: the same while vLLM's environment installs in the background (:func:`_start_vllm_install`): its tests after the
+#: other model modules, which compute while the install waits on its downloads (minutes into an empty cache)
+HEAVY_MODULES_VLLM_INSTALLING = ("test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag",
+                                 "test_vllm")
+#: set (to the install's log) by the session that started vLLM's install in the background; xdist's workers inherit it
+VLLM_INSTALLING_ENV = "IRREPRO_TEST_VLLM_INSTALLING"
 
 
 def xdist_worker() -> bool:
@@ -284,11 +290,13 @@ def pytest_collection_modifyitems(session, config, items):
         group = DAG_GROUP if _needs_dag(item) else item.module.__name__
         item.add_marker(pytest.mark.xdist_group(group))
 
+    heavy = HEAVY_MODULES_VLLM_INSTALLING if os.environ.get(VLLM_INSTALLING_ENV) else HEAVY_MODULES
+
     def unit(item):
         if _needs_dag(item):
             return (0, rank(item))
         name = item.module.__name__
-        return (1, HEAVY_MODULES.index(name)) if name in HEAVY_MODULES else (2, 0)
+        return (1, heavy.index(name)) if name in heavy else (2, 0)
 
     items.sort(key=unit)  # stable
 
@@ -314,6 +322,68 @@ def pytest_sessionfinish(session):
     run = _BACKGROUND.pop("second", None)
     if run is not None:
         run.stop()
+
+
+def _vllm_tests_wanted(config) -> bool:
+    """Whether the command line selects tests/test_vllm.py, as far as it tells before collection: the file or a
+    folder above it among the arguments (none: the configured ``testpaths``), no ``-k``, and a ``-m`` expression
+    that the module's ``slow`` mark satisfies. Unsure (an expression pytest cannot read here) counts as no."""
+    if config.option.collectonly or config.option.keyword:
+        return False
+    target = REPO / "tests" / "test_vllm.py"
+    base = Path(config.invocation_params.dir)
+    paths = [(base / a.split("::")[0]).resolve() for a in config.args]
+    if not any(p == target or (p.is_dir() and target.is_relative_to(p)) for p in paths):
+        return False
+    if config.option.markexpr:
+        try:
+            from _pytest.mark.expression import Expression
+
+            return bool(Expression.compile(config.option.markexpr).evaluate(lambda name, **kw: name == "slow"))
+        except Exception:  # another pytest's private API: do not guess
+            return False
+    return True
+
+
+def _start_vllm_install(config):
+    """Install vLLM's environment (``python -m irrepro.labels.vllm --install-only``) in a background process as the
+    session starts, where tests/test_vllm.py is selected and the environment is not there yet (a clean clone in CI:
+    3.4 GB, most of its minutes spent waiting on downloads). The tests compute meanwhile; the module's fixture calls
+    :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its lock file) instead of installing a
+    second time, and reports the install's own error if it failed. Started once, by the session's main process (not
+    by an xdist worker)."""
+    if xdist_worker() or "vllm" in _BACKGROUND or not _vllm_tests_wanted(config):
+        return
+    from irrepro.labels.vllm import vllm_ready
+
+    if vllm_ready():
+        return
+    import tempfile
+
+    log = Path(tempfile.mkdtemp(prefix="irrepro-vllm-install-")) / "install.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "irrepro.labels.vllm", "--install-only"], stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    _BACKGROUND["vllm"] = proc
+    os.environ[VLLM_INSTALLING_ENV] = str(log)
+
+
+def pytest_configure(config):
+    _start_vllm_install(config)
+
+
+def pytest_unconfigure(config):
+    """An install still running when the session ends (its tests deselected or failed early) is stopped: the next
+    ``ensure_vllm`` starts it again from the beginning (the marker file is written last)."""
+    proc = _BACKGROUND.pop("vllm", None)
+    if proc is not None and proc.poll() is None:
+        import signal
+
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="session")

