@@ -250,11 +250,14 @@ _BACKGROUND: dict = {}
 DAG_GROUP = "dag"
 #: modules whose module-scoped fixtures are expensive (a model server, a DAG run, a loaded model), scheduled first
 #: after the DAG group so that the longest units start early (longest-first keeps the workers busy to the end)
-HEAVY_MODULES = ("test_vllm", "test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag")
+HEAVY_MODULES = ("test_vllm", "test_vllm_degenerate", "test_labels", "test_labels_prefix", "test_labels_robust",
+                 "test_ci_systems_dag")
 #: the same while vLLM's environment installs in the background (:func:`_start_vllm_install`): its tests after the
 #: other model modules, which compute while the install waits on its downloads (minutes into an empty cache)
 HEAVY_MODULES_VLLM_INSTALLING = ("test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag",
-                                 "test_vllm")
+                                 "test_vllm", "test_vllm_degenerate")
+#: the test modules that need vLLM's environment
+VLLM_TEST_MODULES = ("test_vllm", "test_vllm_degenerate")
 #: set (to the install's log) by the session that started vLLM's install in the background; xdist's workers inherit it
 VLLM_INSTALLING_ENV = "IRREPRO_TEST_VLLM_INSTALLING"
 
@@ -325,15 +328,16 @@ def pytest_sessionfinish(session):
 
 
 def _vllm_tests_wanted(config) -> bool:
-    """Whether the command line selects tests/test_vllm.py, as far as it tells before collection: the file or a
-    folder above it among the arguments (none: the configured ``testpaths``), no ``-k``, and a ``-m`` expression
-    that the module's ``slow`` mark satisfies. Unsure (an expression pytest cannot read here) counts as no."""
+    """Whether the command line selects a module of :data:`VLLM_TEST_MODULES`, as far as it tells before
+    collection: the file or a folder above it among the arguments (none: the configured ``testpaths``), no ``-k``,
+    and a ``-m`` expression that the modules' ``slow`` mark satisfies. Unsure (an expression pytest cannot read
+    here) counts as no."""
     if config.option.collectonly or config.option.keyword:
         return False
-    target = REPO / "tests" / "test_vllm.py"
+    targets = [REPO / "tests" / f"{m}.py" for m in VLLM_TEST_MODULES]
     base = Path(config.invocation_params.dir)
     paths = [(base / a.split("::")[0]).resolve() for a in config.args]
-    if not any(p == target or (p.is_dir() and target.is_relative_to(p)) for p in paths):
+    if not any(p == t or (p.is_dir() and t.is_relative_to(p)) for p in paths for t in targets):
         return False
     if config.option.markexpr:
         try:
@@ -347,11 +351,11 @@ def _vllm_tests_wanted(config) -> bool:
 
 def _start_vllm_install(config):
     """Install vLLM's environment (``python -m irrepro.labels.vllm --install-only``) in a background process as the
-    session starts, where tests/test_vllm.py is selected and the environment is not there yet (a clean clone in CI:
-    3.4 GB, most of its minutes spent waiting on downloads). The tests compute meanwhile; the module's fixture calls
-    :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its lock file) instead of installing a
-    second time, and reports the install's own error if it failed. Started once, by the session's main process (not
-    by an xdist worker)."""
+    session starts, where a module of :data:`VLLM_TEST_MODULES` is selected and the environment is not there yet (a
+    clean clone in CI: 3.4 GB, most of its minutes spent waiting on downloads). The tests compute meanwhile; the
+    modules' fixture calls :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its lock file)
+    instead of installing a second time, and reports the install's own error if it failed. Started once, by the
+    session's main process (not by an xdist worker)."""
     if xdist_worker() or "vllm" in _BACKGROUND or not _vllm_tests_wanted(config):
         return
     from irrepro.labels.vllm import vllm_ready

@@ -41,6 +41,7 @@ def test_vllm_install_starts_in_the_background_only_where_its_tests_run(tmp_path
     assert _vllm_tests_wanted(_config(tmp_path, [str(REPO)]))
     assert _vllm_tests_wanted(_config(tmp_path, [f"{vllm}::test_vllm_degenerate_server_is_refused"]))
     assert _vllm_tests_wanted(_config(REPO, ["tests/test_vllm.py"]))  # relative to where pytest was started
+    assert _vllm_tests_wanted(_config(REPO, ["tests/test_labels.py", "tests/test_vllm_degenerate.py"]))
     assert _vllm_tests_wanted(_config(tmp_path, [tests], markexpr="slow or integration"))
     assert not _vllm_tests_wanted(_config(tmp_path, [tests], markexpr="not integration and not slurm and not slow"))
     assert not _vllm_tests_wanted(_config(tmp_path, [str(REPO / "tests" / "test_labels.py")]))

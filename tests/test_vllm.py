@@ -3,83 +3,25 @@ of its own, installed on first use and reused after), serving the converted Smol
 ``openai`` backend in scoring mode and compared with the in-process labeler on the same 24 vaswani pairs.
 
 Not skipped where vLLM installs (the test fails, it does not skip, when it cannot). Its cost: vLLM's install
-(about 80 s, the first time), three server starts (a degenerate server, the server, its restart after a kill), the
-in-process labels and the labelling through the server; the durations of a CI run are in docs/benchmark.md."""
+(minutes the first time: the session starts it in the background, tests/conftest.py), two server starts (the
+server, its restart after a kill), the in-process labels and the labelling through the server; the degenerate
+server is in tests/test_vllm_degenerate.py. The durations of a CI run are in docs/benchmark.md."""
 import os
-import sqlite3
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from irrepro import labels as L
-from irrepro.labels.base import LabelerError
 from irrepro.labels.prompts import get_prompt
 
 from conftest import CountingLabeler, smollm2_labeler
+from vllm_common import (  # noqa: F401 (fixtures)
+    LABEL_TOLERANCE, LOGP_TOLERANCE, PROMPT, _cache_rows, _labeler, model_dir, pairs, vllm_python)
 
 pytestmark = pytest.mark.slow
-
-PROMPT = "trecdl"
-#: vLLM and the in-process labeler compute the same float32 model with different kernels (vLLM's CPU attention,
-#: fused RMSNorm and SiLU-and-multiply, its own GEMM blocking; torch's eager ops in-process), so the same sums are
-#: added in another order. float32 rounds each of the ~100 sums along a token's path through 30 layers by eps32 =
-#: 1.2e-7 relative; on logits of magnitude ~20 that accumulates to ~1e-4 at most in log P(s_r), and measured here
-#: max |Δ log P| = 5.4e-5 (12 pairs x 3 prompts, 2026-11-25). A real difference is far larger: bfloat16 weights
-#: (eps 7.8e-3) move log P by 1e-2 and more, another token sequence (a missing system prompt, the suffix tokenised
-#: with the prompt) by 1e-1 and more, and another pair's document (the shifted comparison below) by about 1.
-LOGP_TOLERANCE = 1e-3
-#: on the labels (the softmax over grades): |Δp_r| <= |Δ log P| summed over two grades, times p <= 1
-LABEL_TOLERANCE = 2 * LOGP_TOLERANCE
-N_QUERIES, PER_QUERY = 6, 4
-SMOLLM2_VOCABULARY = 49152
-
-
-@pytest.fixture(scope="module")
-def vllm_python(tmp_path_factory):
-    from irrepro.labels.vllm import ensure_vllm
-
-    t0 = time.monotonic()
-    python = ensure_vllm()
-    print(f"vLLM environment {python.parent.parent} ready in {time.monotonic() - t0:.1f} s")
-    return python
-
-
-@pytest.fixture(scope="module")
-def model_dir():
-    for module in ("torch", "transformers", "gguf"):
-        pytest.importorskip(module)
-    from irrepro.labels.smollm2 import converted_smollm2
-
-    return converted_smollm2()
-
-
-@pytest.fixture(scope="module")
-def pairs(irds_home):
-    """24 vaswani pairs: 6 queries x (2 judged relevant + 2 judged for other queries), texts from ir_datasets."""
-    import ir_datasets
-
-    from irrepro.datasets import collections as coll
-
-    ds = ir_datasets.load("vaswani")
-    topics = coll.topics(ds).set_index("query_id").text
-    qrels = coll.qrels(ds)
-    qids = sorted(qrels.query_id.unique(), key=int)[:N_QUERIES]
-    rows = []
-    for i, q in enumerate(qids):
-        own = qrels[qrels.query_id == q].doc_id.tolist()[:PER_QUERY // 2]
-        other = qrels[qrels.query_id == qids[(i + 1) % len(qids)]].doc_id.tolist()
-        other = [d for d in other if d not in own][:PER_QUERY - len(own)]
-        rows += [(q, d) for d in own + other]
-    docs = {d.doc_id: " ".join(d.text.split()) for d in ds.docs_store().get_many_iter({d for _, d in rows})}
-    df = pd.DataFrame(rows, columns=["query_id", "doc_id"])
-    df["query"] = df.query_id.map(topics)
-    df["text"] = df.doc_id.map(docs)
-    assert len(df) == N_QUERIES * PER_QUERY and df.text.str.len().min() > 0
-    return df
 
 
 @pytest.fixture(scope="module")
@@ -100,28 +42,6 @@ def in_process(pairs, model_dir):
     return {"labeler": lab.inner, "logp": lab.logp_of(pairs), "labels": labels, "pairs_per_s": len(pairs) / secs}
 
 
-def _serve(python, model, tmp_path, **kw):
-    from irrepro.labels.vllm import VLLMServer
-
-    return VLLMServer(python, model, name="smollm2", log_path=tmp_path / "vllm.log", **kw)
-
-
-def _labeler(url, **kw):
-    return L.OpenAILabeler("smollm2", url, api_key_env=None, mode="score", concurrency=4, batch_size=8, **kw)
-
-
-def _cache_rows(path) -> list:
-    if not Path(path).exists():
-        return []
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-    try:
-        return con.execute("SELECT labeler, prompt_hash, query_id, doc_id FROM labels").fetchall()
-    except sqlite3.OperationalError:  # the table is not there yet
-        return []
-    finally:
-        con.close()
-
-
 class Recording(CountingLabeler):
     """Also keeps the log-scores behind the labels (the labels are their softmax, as the wrapped labeler's are)."""
 
@@ -137,37 +57,6 @@ class Recording(CountingLabeler):
 
     def logp_of(self, pairs):
         return np.array([self.logp[k] for k in zip(pairs.query_id, pairs.doc_id)])
-
-
-def test_vllm_degenerate_server_is_refused(vllm_python, model_dir, pairs, tmp_path):
-    """The converted folder as the project wrote it before the tied embedding was saved under both names: vLLM
-    loads model.embed_tokens.weight, finds it absent, keeps an uninitialised embedding and answers every prompt with
-    HTTP 200 and the uniform distribution. label_pairs must refuse it and cache nothing."""
-    from safetensors import safe_open
-    from safetensors.torch import save_file
-
-    bad = tmp_path / "no-embedding"
-    bad.mkdir()
-    for f in model_dir.iterdir():
-        if f.name not in ("model.safetensors", "SHA256SUMS"):
-            (bad / f.name).symlink_to(f)
-    with safe_open(str(model_dir / "model.safetensors"), "pt") as f:
-        save_file({k: f.get_tensor(k) for k in f.keys() if k != "model.embed_tokens.weight"},
-                  str(bad / "model.safetensors"), metadata={"format": "pt"})
-    with _serve(vllm_python, bad, tmp_path) as srv:
-        lab = _labeler(srv.base_url)
-        few = pairs.iloc[:16]
-        logp = lab.log_scores(PROMPT, few["query"].tolist()[:3], few["text"].tolist()[:3])
-        # what the engine answers: log(1/vocabulary) for every grade of every pair
-        np.testing.assert_allclose(logp, -np.log(SMOLLM2_VOCABULARY), atol=1e-3)
-        cache = tmp_path / "c.sqlite"
-        with pytest.raises(LabelerError, match="do not depend on its input"):
-            L.label_pairs(lab, PROMPT, few, cache, progress=False)
-        assert _cache_rows(cache) == []  # not one of its labels is served later
-        # too few pairs to judge: a two-pair run is labelled (and cached) as it comes
-        out = L.label_pairs(lab, PROMPT, pairs.iloc[:2], cache, progress=False)
-        assert len(out) == 2 and len(_cache_rows(cache)) == 2
-    assert srv.proc.poll() is not None  # stopped
 
 
 @pytest.fixture(scope="module")
