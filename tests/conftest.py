@@ -252,14 +252,8 @@ DAG_GROUP = "dag"
 #: after the DAG group so that the longest units start early (longest-first keeps the workers busy to the end)
 HEAVY_MODULES = ("test_vllm", "test_vllm_degenerate", "test_labels", "test_labels_prefix", "test_labels_robust",
                  "test_ci_systems_dag")
-#: the same while vLLM's environment installs in the background (:func:`_start_vllm_install`): its tests after the
-#: other model modules, which compute while the install waits on its downloads (minutes into an empty cache)
-HEAVY_MODULES_VLLM_INSTALLING = ("test_labels", "test_labels_prefix", "test_labels_robust", "test_ci_systems_dag",
-                                 "test_vllm", "test_vllm_degenerate")
 #: the test modules that need vLLM's environment
 VLLM_TEST_MODULES = ("test_vllm", "test_vllm_degenerate")
-#: set (to the install's log) by the session that started vLLM's install in the background; xdist's workers inherit it
-VLLM_INSTALLING_ENV = "IRREPRO_TEST_VLLM_INSTALLING"
 
 
 def xdist_worker() -> bool:
@@ -293,13 +287,11 @@ def pytest_collection_modifyitems(session, config, items):
         group = DAG_GROUP if _needs_dag(item) else item.module.__name__
         item.add_marker(pytest.mark.xdist_group(group))
 
-    heavy = HEAVY_MODULES_VLLM_INSTALLING if os.environ.get(VLLM_INSTALLING_ENV) else HEAVY_MODULES
-
     def unit(item):
         if _needs_dag(item):
             return (0, rank(item))
         name = item.module.__name__
-        return (1, heavy.index(name)) if name in heavy else (2, 0)
+        return (1, HEAVY_MODULES.index(name)) if name in HEAVY_MODULES else (2, 0)
 
     items.sort(key=unit)  # stable
 
@@ -352,8 +344,9 @@ def _vllm_tests_wanted(config) -> bool:
 def _start_vllm_install(config):
     """Install vLLM's environment (``python -m irrepro.labels.vllm --install-only``) in a background process as the
     session starts, where a module of :data:`VLLM_TEST_MODULES` is selected and the environment is not there yet (a
-    clean clone in CI: 3.4 GB, most of its minutes spent waiting on downloads). The tests compute meanwhile; the
-    modules' fixture calls :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its lock file)
+    clean clone in CI: 3.4 GB, most of its minutes spent waiting on downloads). The tests before them run meanwhile
+    (in one process: every module before test_vllm; under xdist: the other worker's, while the vLLM modules' worker
+    waits); the modules' fixture calls :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its lock file)
     instead of installing a second time, and reports the install's own error if it failed. Started once, by the
     session's main process (not by an xdist worker)."""
     if xdist_worker() or "vllm" in _BACKGROUND or not _vllm_tests_wanted(config):
@@ -369,7 +362,6 @@ def _start_vllm_install(config):
         proc = subprocess.Popen([sys.executable, "-m", "irrepro.labels.vllm", "--install-only"], stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     _BACKGROUND["vllm"] = proc
-    os.environ[VLLM_INSTALLING_ENV] = str(log)
 
 
 def pytest_configure(config):
