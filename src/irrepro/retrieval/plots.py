@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from irrepro.core.quantiles import t_ppf
 
 
 def mean_with_ci(matrix: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
@@ -11,7 +12,7 @@ def mean_with_ci(matrix: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     n = matrix.notna().sum()
     mean = matrix.mean()
     se = matrix.std(ddof=1) / np.sqrt(n)
-    h = se * stats.t.ppf(1 - alpha / 2, np.maximum(n - 1, 1))
+    h = se * t_ppf(1 - alpha / 2, np.maximum(n - 1, 1))
     out = pd.DataFrame({"mean": mean, "lo": mean - h, "hi": mean + h, "topics": n})
     return out.sort_values("mean")
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from irrepro.core.quantiles import t_ppf
 
 
 def discriminative_power(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
@@ -45,7 +46,7 @@ def swap_rates(X: np.ndarray, a: np.ndarray, b: np.ndarray, sizes, repetitions: 
         if 2 * n > T or n < 2:
             continue
         swaps = counted = sig = sig_swaps = 0
-        crit = stats.t.ppf(1 - alpha / 2, n - 1)
+        crit = t_ppf(1 - alpha / 2, n - 1)
         for _ in range(repetitions):
             perm = rng.permutation(T)
             A, B = X[perm[:n]], X[perm[n:2 * n]]

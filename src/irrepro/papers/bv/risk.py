@@ -25,8 +25,8 @@ All functions take the system's and the baseline's per-topic scores (1-D arrays 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
+from irrepro.core.quantiles import norm_cdf
 from irrepro.errors import InputError
 
 
@@ -86,7 +86,7 @@ def zrisk(x, b, alpha: float = 0.0) -> float:
 def georisk(x, b, alpha: float = 0.0) -> float:
     """GeoRisk_α (Eq. 20): geometric mean of the mean score and Φ(ZRisk_α / n)."""
     x, b = _pair(x, b)
-    return float(np.sqrt(x.mean() * norm.cdf(zrisk(x, b, alpha) / x.size)))
+    return float(np.sqrt(x.mean() * norm_cdf(zrisk(x, b, alpha) / x.size)))
 
 
 def risk_table(X, baseline, alpha: float = 0.0):

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from irrepro.core.quantiles import norm_ppf
 from irrepro.errors import InputError
 from irrepro.papers.ci.ppi import ppi_power_lambda
 
@@ -43,7 +43,7 @@ def variance_terms(u_labelled, pred_labelled, pred_all, crc_width=None) -> dict:
 
 def width_curve(terms: dict, ms, alpha=0.05) -> pd.DataFrame:
     """Predicted width for each method and number of labelled queries m: ``method, m, width``."""
-    z = stats.norm.ppf(1 - alpha / 2)
+    z = norm_ppf(1 - alpha / 2)
     rows = []
     for method, (a, b) in terms.items():
         for m in ms:
@@ -54,7 +54,7 @@ def width_curve(terms: dict, ms, alpha=0.05) -> pd.DataFrame:
 
 def n_needed(terms: dict, width: float, alpha=0.05) -> dict:
     """``{method: smallest m with width(m) <= width}`` (``inf`` if none)."""
-    z = stats.norm.ppf(1 - alpha / 2)
+    z = norm_ppf(1 - alpha / 2)
     out = {}
     for method, (a, b) in terms.items():
         if method == "crc":
@@ -122,12 +122,12 @@ def difference_power(long: pd.DataFrame, per_query: pd.DataFrame, rel_deltas, al
     (PPI's floor ``s²_Û / N``)."""
     diff = long[long.kind == "difference"]
     sysrows = long[long.kind == "system"]
-    z_b = stats.norm.ppf(float(power))
+    z_b = norm_ppf(float(power))
     rows = []
     for (s, b, m), d in diff.groupby(["system", "system_b", "measure"], sort=False):
         a_adj = float(d.alpha_adjusted.iloc[0]) if "alpha_adjusted" in d and pd.notna(d.alpha_adjusted.iloc[0]) \
             else alpha
-        z_a = stats.norm.ppf(1 - a_adj / 2)
+        z_a = norm_ppf(1 - a_adj / 2)
         pa = per_query[(per_query.system == s) & (per_query.measure == m)].set_index("query_id")
         pb = per_query[(per_query.system == b) & (per_query.measure == m)].set_index("query_id").loc[pa.index]
         lab = pa.labelled.astype(bool).to_numpy()

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
+from irrepro.core.quantiles import norm_ppf
 from irrepro.errors import InputError
 from irrepro.papers.ci.metric import _check_alpha, _check_values
 
@@ -56,7 +56,7 @@ def ppi_mean_ci(y_true, y_pred, y_pred_unlabelled, alpha=0.05, *, include_labell
     if n <= ddof or N <= ddof:
         raise InputError(f"ppi_mean_ci: need more than ddof={ddof} labelled (got n={n}) and prediction (got "
                          f"N={N}) queries")
-    z = stats.norm.ppf(1 - alpha / 2)
+    z = norm_ppf(1 - alpha / 2)
     if isinstance(lam, str) or float(lam) != 1.0:
         if isinstance(lam, str):
             if lam != "tuned":

@@ -23,7 +23,8 @@ trials at random).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+
+from irrepro.core.quantiles import t_ppf
 
 
 # ------------------------------------------------------------------ metrics (λ as a function of the 0-based rank)
@@ -205,7 +206,7 @@ def confidence_interval(u, P, Q, idx, alpha=0.05, P2=None):
     z = np.take(u.ravel(), idx) * diff / np.take(Q.ravel(), idx)
     n = z.shape[-1]
     est = z.mean(axis=-1)
-    half = stats.t.ppf(1 - alpha / 2, n - 1) * z.std(axis=-1, ddof=1) / np.sqrt(n)
+    half = t_ppf(1 - alpha / 2, n - 1) * z.std(axis=-1, ddof=1) / np.sqrt(n)
     return est, est - half, est + half
 
 

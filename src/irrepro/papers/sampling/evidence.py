@@ -10,8 +10,8 @@ every reading of Eq. 6, rule ``sampling_halfwidth_readings``); ``data["reference
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
+from irrepro.core.quantiles import norm_ppf
 from irrepro.errors import InputError
 
 
@@ -35,7 +35,7 @@ def table3_sd_ratio(row, data, values, level: float = 0.95):
     ours = ours.get("value") if isinstance(ours, dict) else ours
     if ours is None:
         raise InputError(f"{item!r}: no half-width of ours to scale")
-    q = float(norm.ppf(1 - (1 - level) / 2))
+    q = float(norm_ppf(1 - (1 - level) / 2))
     exp = t[t["reading"] == "expected"].set_index("system")["ci_halfwidth"]
     ratios = {s: _paper(data, f"sd_q_star/{s}") * q / float(h) for s, h in exp.items()
               if _paper(data, f"sd_q_star/{s}") is not None and h > 0}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from irrepro.core.quantiles import norm_ppf, t_ppf
 from irrepro.papers.sampling.estimators import approx_utility_rank, draw, q_single, target
 
 #: reading -> what it computes; ``eq6`` is the reading Table 4 uses (:func:`.estimators.confidence_interval`)
@@ -37,7 +37,7 @@ def expected_halfwidth(u, P, Q, n: int, alpha=0.05) -> float:
     """``z_{α/2} · sqrt(Var_Q[z] / n)``, the half-width of Eq. 6 without sampling noise."""
     z, q = _z(u, P, Q), np.asarray(Q, float).ravel()
     mu = float(z @ q)
-    return float(stats.norm.ppf(1 - alpha / 2) * np.sqrt(float(((z - mu) ** 2) @ q) / n))
+    return float(norm_ppf(1 - alpha / 2) * np.sqrt(float(((z - mu) ** 2) @ q) / n))
 
 
 def sampled_halfwidths(u, P, Q, idx, alpha=0.05) -> dict:
@@ -46,7 +46,7 @@ def sampled_halfwidths(u, P, Q, idx, alpha=0.05) -> dict:
     n = z.shape[-1]
     sd1, sd0 = z.std(axis=-1, ddof=1), z.std(axis=-1, ddof=0)
     distinct = np.array([np.unique(row).size for row in np.asarray(idx)], float)
-    t, zq = stats.t.ppf(1 - alpha / 2, n - 1), stats.norm.ppf(1 - alpha / 2)
+    t, zq = t_ppf(1 - alpha / 2, n - 1), norm_ppf(1 - alpha / 2)
     return {"eq6": float(np.mean(t * sd1 / np.sqrt(n))), "z": float(np.mean(zq * sd1 / np.sqrt(n))),
             "ddof0": float(np.mean(t * sd0 / np.sqrt(n))),
             "distinct": float(np.mean(t * sd1 / np.sqrt(distinct)))}

@@ -27,9 +27,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from irrepro.core.gain import discount
+from irrepro.core.quantiles import norm_ppf
 from irrepro.errors import InputError
 
 __all__ = [
@@ -232,7 +232,7 @@ def replica_ci(replicas, level: float = 0.95, axis: int = 0):
     B = r.shape[axis]
     mean = r.mean(axis=axis)
     sd = r.std(axis=axis, ddof=1) if B > 1 else np.zeros_like(mean)
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = norm_ppf(0.5 + level / 2)
     half = z * sd / np.sqrt(B)
     return mean, mean - half, mean + half
 
