@@ -346,9 +346,10 @@ def _start_vllm_install(config):
     session starts, where a module of :data:`VLLM_TEST_MODULES` is selected and the environment is not there yet (a
     clean clone in CI: 3.4 GB, most of its minutes spent waiting on downloads). The tests before them run meanwhile
     (in one process: every module before test_vllm; under xdist: the other worker's, while the vLLM modules' worker
-    waits); the modules' fixture calls :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its lock file)
-    instead of installing a second time, and reports the install's own error if it failed. Started once, by the
-    session's main process (not by an xdist worker)."""
+    waits); the modules' fixture calls :func:`irrepro.labels.vllm.ensure_vllm`, which waits for the install (its
+    lock file) instead of installing a second time, and reports the install's own error if it failed. Started once,
+    by the session's main process (not by an xdist worker); its output goes to a log that the session's end names
+    where the install failed."""
     if xdist_worker() or "vllm" in _BACKGROUND or not _vllm_tests_wanted(config):
         return
     from irrepro.labels.vllm import vllm_ready
@@ -361,7 +362,7 @@ def _start_vllm_install(config):
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "irrepro.labels.vllm", "--install-only"], stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-    _BACKGROUND["vllm"] = proc
+    _BACKGROUND["vllm"] = (proc, log)
 
 
 def pytest_configure(config):
@@ -370,9 +371,12 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     """An install still running when the session ends (its tests deselected or failed early) is stopped: the next
-    ``ensure_vllm`` starts it again from the beginning (the marker file is written last)."""
-    proc = _BACKGROUND.pop("vllm", None)
-    if proc is not None and proc.poll() is None:
+    ``ensure_vllm`` starts it again from the beginning (the marker file is written last). One that failed is named
+    with its log (the tests' own ``ensure_vllm`` call tried again and reported its error)."""
+    proc, log = _BACKGROUND.pop("vllm", (None, None))
+    if proc is None:
+        return
+    if proc.poll() is None:
         import signal
 
         os.killpg(proc.pid, signal.SIGTERM)
@@ -380,6 +384,8 @@ def pytest_unconfigure(config):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+    elif proc.returncode != 0:
+        print(f"\nvLLM's background install failed ({proc.returncode}): {log}", file=sys.stderr)
 
 
 @pytest.fixture(scope="session")
