@@ -208,8 +208,9 @@ def test_encoder_settings_outside_its_name_are_in_the_key(minilm, tmp_path):
     def enc(**kw):
         return make_labeler({"backend": "biencoder", "model": "minilm", "threads": 2, **kw})
 
-    default = enc(similarity="mean+maxsim", dtype="bfloat16", batch_size=32, folds=5, calibration_seed=0)
-    assert default.cache_key == f"minilm-l6-v2-mean+maxsim@bfloat16#{MINILM_ZIP_MD5[:16]}"
+    default = enc(similarity="mean+maxsim", folds=5, calibration_seed=0)
+    assert default.cache_key == f"minilm-l6-v2-mean+maxsim#{MINILM_ZIP_MD5[:16]}"
+    assert default.batch_size == 32 and default.arithmetic is None  # float32 on a CPU: no device in the key
     assert enc(max_tokens=256).cache_key == minilm.cache_key  # the model's own max_seq_length
     assert not _relabels(minilm, enc(batch_size=2), tmp_path, prompt=COSINE)
     assert _relabels(minilm, enc(max_tokens=4), tmp_path, prompt=COSINE)
@@ -256,3 +257,28 @@ def test_stage_labels_a_table_through_the_cache_and_maps_cosines_to_grades(minil
     with pytest.raises(InputError, match="no human grade"):
         finish_labels(raw, pairs.iloc[1:], spec, BINARY)
     assert finish_labels(raw, pairs, {"backend": "hash"}, BINARY) is raw
+
+
+def test_half_precision_labels_are_keyed_by_their_arithmetic(minilm, monkeypatch, caplog):
+    """bfloat16 similarities differ between a CPU's native bfloat16 and torch's emulation of it (2.4e-3 in an
+    encoding: irrepro.core.arithmetic), so their cache keys differ; float32's do not (1.7e-7). The emulated one warns
+    once, with the slowdown measured here."""
+    from irrepro.core import arithmetic as ar
+    from irrepro.labels import make_labeler
+
+    spec = {"backend": "biencoder", "model": "minilm", "dtype": "bfloat16", "threads": 1}
+    monkeypatch.setattr(ar, "cpu_flags", lambda cpuinfo=None: {"avx512f", "avx512_bf16"})
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    native = make_labeler(spec)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    monkeypatch.setattr(ar, "_WARNED", set())
+    caplog.set_level("WARNING", logger="irrepro")
+    emulated = make_labeler(spec)
+    assert (native.arithmetic, emulated.arithmetic) == ("cpu-native", "cpu-emulated")
+    assert native.name == emulated.name and native.cache_key != emulated.cache_key
+    slow = [r.getMessage() for r in caplog.records if "without native bfloat16" in r.getMessage()]
+    assert len(slow) == 1 and "slower than float32 here" in slow[0]
+    f32 = [make_labeler({**spec, "dtype": "float32"}) for _ in range(2)]
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
+    assert f32[0].cache_key == f32[1].cache_key == make_labeler({**spec, "dtype": "float32"}).cache_key
+    assert f32[0].cache_key == minilm.cache_key

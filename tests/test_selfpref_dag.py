@@ -34,7 +34,9 @@ def test_neural_systems_are_population_systems(dag):
         assert run.groupby("query_id").size().max() == config["retrieval"]["depth"]
     index = dag / plan.neural_index("vaswani", "minilm-l6-v2")
     meta = json.loads((index / "meta.json").read_text())
-    assert meta["n_docs"] == 11429 and meta["settings"]["dtype"] == "bfloat16"
+    # config/test.yaml's population.neural.max_docs, in float32 (no dtype in the settings: the default)
+    assert meta["n_docs"] == config["population"]["neural"]["max_docs"] == 1000 and "dtype" not in meta["settings"]
+    assert set(read_run(dag / V / f"runs/vaswani/{neural[0]}.run").doc_id) <= set(np.load(index / "doc_ids.npy"))
     # the re-ranker keeps BM25's documents below its top 20 in BM25's order
     bm25 = read_run(dag / V / "runs/vaswani/bm25_k1-0.9_b-0.75.run")
     rr = read_run(dag / V / f"runs/vaswani/{neural[1]}.run")

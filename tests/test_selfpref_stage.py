@@ -186,10 +186,14 @@ def test_neural_index_key_follows_documents_weights_and_settings_not_systems():
     k = neural_index_key(c, "vaswani", "minilm-l6-v2")
     assert k != neural_index_key(c, "cranfield", "minilm-l6-v2") != neural_index_key(c, "vaswani", "splade-tiny")
     d = copy.deepcopy(c)
-    d["population"]["neural"]["models"]["minilm-l6-v2"]["dtype"] = "float32"
+    d["population"]["neural"]["models"]["minilm-l6-v2"] = {"dtype": "float32"}  # the default, written out
+    assert neural_index_key(d, "vaswani", "minilm-l6-v2") == k
+    d["population"]["neural"]["models"]["minilm-l6-v2"] = {"dtype": "bfloat16"}
+    assert neural_index_key(d, "vaswani", "minilm-l6-v2") != k
+    d["population"]["neural"]["models"]["minilm-l6-v2"] = {"batch_size": 16}
     assert neural_index_key(d, "vaswani", "minilm-l6-v2") != k
     d = copy.deepcopy(c)
-    d["population"]["neural"]["models"]["minilm-l6-v2"]["batch_size"] = 16
+    d["population"]["neural"]["max_docs"] = 2000
     assert neural_index_key(d, "vaswani", "minilm-l6-v2") != k
     d = copy.deepcopy(c)
     d["population"]["neural"]["systems"] = ["minilm-l6-v2"]
@@ -221,3 +225,36 @@ def test_neural_collection_and_dtype_errors():
     c["population"]["neural"]["systems"] = ["e5-small"]
     with pytest.raises(InputError, match="models.e5-small.dtype"):
         resolve(c, check_ids=False)
+
+
+def test_bfloat16_encodings_are_keyed_by_the_arithmetic_and_a_job_elsewhere_refuses(monkeypatch):
+    """bfloat16 encodings differ between a CPU's native bfloat16 and torch's emulation (irrepro.core.arithmetic):
+    the index key holds the planning machine's arithmetic, and a model that would compute in another refuses to
+    encode under that key."""
+    from irrepro.core import arithmetic as ar
+    from irrepro.plan import neural_settings
+    from irrepro.retrieval import neural
+
+    c = _config()
+    c["population"]["neural"]["models"]["minilm-l6-v2"] = {"dtype": "bfloat16"}
+    monkeypatch.setattr(ar, "cpu_flags", lambda cpuinfo=None: {"avx512_bf16"})
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    native = neural_settings(c, "minilm-l6-v2")
+    k = neural_index_key(c, "vaswani", "minilm-l6-v2")
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    assert (native["arithmetic"], neural_settings(c, "minilm-l6-v2")["arithmetic"]) == ("cpu-native", "cpu-emulated")
+    assert neural_index_key(c, "vaswani", "minilm-l6-v2") != k
+    assert "arithmetic" not in neural_settings(_config(), "minilm-l6-v2")  # float32: the same on every machine
+    pytest.importorskip("transformers")
+    with pytest.raises(InputError, match="planned in cpu-native arithmetic, but this machine computes them in "
+                                         "cpu-emulated"):
+        neural.load_model("minilm-l6-v2", threads=1, **native)
+
+
+def test_max_docs_must_fill_a_ranking():
+    c = _config()
+    c["population"]["neural"]["max_docs"] = c["retrieval"]["depth"] - 1
+    with pytest.raises(InputError, match="population.neural.max_docs"):
+        resolve(c, check_ids=False)
+    c["population"]["neural"]["max_docs"] = c["retrieval"]["depth"]
+    resolve(c, check_ids=False)

@@ -1,6 +1,6 @@
 """LLM labels through a real serving engine: vLLM's OpenAI server (the registry's CPU build, in a virtual environment
 of its own, installed on first use and reused after), serving the converted SmolLM2-135M, labelled through the
-``openai`` backend in scoring mode and compared with the in-process labeler on the same 24 vaswani pairs.
+``openai`` backend in scoring mode and compared with the in-process labeler on the same 8 vaswani pairs.
 
 Not skipped where vLLM installs (the test fails, it does not skip, when it cannot). Its cost: vLLM's install
 (minutes the first time: the session starts it in the background, tests/conftest.py), two server starts (the
@@ -135,8 +135,9 @@ def test_vllm_server_killed_mid_run_loses_and_repeats_no_label(server, pairs, in
     the labeler's retries carry the batch in flight over the restart; every pair is labelled once, cached once, and
     the labels are the uninterrupted ones."""
     caplog.set_level("WARNING", logger="irrepro.labels")
-    pairs, ref = pairs.iloc[:24], in_process["labels"].iloc[:24]  # three batches: one cached, then the kill
-    lab = CountingLabeler(_labeler(server.base_url, retry_delay=1.0, max_retries=10))
+    ref = in_process["labels"]
+    # four batches of two: one cached, then the kill
+    lab = CountingLabeler(_labeler(server.base_url, batch_size=2, retry_delay=1.0, max_retries=10))
     cache = tmp_path / "c.sqlite"
     seen, done = {}, threading.Event()
 

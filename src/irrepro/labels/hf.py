@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from irrepro.core.arithmetic import arithmetic, warn_if_slow
 from irrepro.errors import InputError
 from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, check_log_scores, softmax
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
@@ -98,7 +99,9 @@ class HFLabeler(Labeler):
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
     ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
     threads. ``model_obj``/``tokenizer`` accept already-built objects (then ``model`` is only a name).
-    ``name`` names the labeler; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32. Its cache
+    ``name`` names the labeler; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32; a
+    dtype other than float32 adds its arithmetic (device kind, native or emulated on a CPU:
+    :func:`irrepro.core.arithmetic.arithmetic`) to :meth:`settings`. Its cache
     key (:attr:`~irrepro.labels.base.Labeler.cache_key`) appends the hash of a local model's weight files
     (:func:`local_weights_id`, or ``weights_id`` when given).
     """
@@ -191,6 +194,11 @@ class HFLabeler(Labeler):
         }.items() if v is not None}
         if name is not None and name != default_name:
             self.input_settings["dtype"] = self.dtype_name
+        #: what a dtype other than float32 computes in (irrepro.core.arithmetic): part of the cache key
+        self.arithmetic = arithmetic(self.device, str(self.model.dtype))
+        if self.arithmetic is not None:
+            self.input_settings["arithmetic"] = self.arithmetic
+            warn_if_slow(self.device, str(self.model.dtype), f"labeler {self.name}")
         self.weights_id = weights_id if weights_id or model_obj_given else local_weights_id(self.model_id, gguf_file)
         self._suffix_cache: dict = {}
         if share_prefix not in (True, False, "batch", "query"):

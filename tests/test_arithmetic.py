@@ -1,0 +1,61 @@
+"""irrepro.core.arithmetic: which arithmetic a half-precision key names, from the CPU's flags and oneDNN's cap."""
+import pytest
+
+from irrepro.core import arithmetic as ar
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 fma
+"""
+
+
+def test_cpu_flags_are_read_from_cpuinfo():
+    assert {"avx2", "avx512_bf16"} <= ar.cpu_flags(CPUINFO)
+    assert ar.cpu_flags("processor : 0\n") == set()
+    assert "bf16" in ar.cpu_flags("Features\t: fp asimd bf16\n")  # aarch64 Linux
+
+
+@pytest.mark.parametrize("flags, env, native", [
+    ({"avx2", "avx512f", "avx512_bf16"}, {}, True),
+    ({"avx2", "amx_bf16"}, {}, True),
+    ({"avx2", "avx512f"}, {}, False),  # AVX-512 without its BF16 extension: emulated
+    ({"avx2"}, {}, False),
+    ({"avx512_bf16"}, {"ONEDNN_MAX_CPU_ISA": "AVX2"}, False),  # capped below it
+    ({"avx512_bf16"}, {"ONEDNN_MAX_CPU_ISA": "avx512_core"}, False),
+    ({"avx512_bf16"}, {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"}, True),
+    ({"avx512_bf16"}, {"ATEN_CPU_CAPABILITY": "avx2"}, True),  # oneDNN's matrix products stay native
+])
+def test_native_bfloat16_needs_the_flag_and_no_cap(flags, env, native):
+    assert ar.cpu_native("bfloat16", flags, env) is native
+    assert ar.arithmetic("cpu", "bfloat16", flags=flags, env=env) == ("cpu-native" if native else "cpu-emulated")
+
+
+def test_float32_keys_hold_no_device_and_half_precision_keys_do():
+    for device in ("cpu", "cuda:0", "mps"):
+        assert ar.arithmetic(device, "float32") is None
+        assert ar.arithmetic(device, "torch.float32") is None
+    assert ar.arithmetic("mps", "bfloat16") == "mps"
+    assert ar.arithmetic("cpu", "float16", flags={"avx512_bf16"}, env={}) == "cpu-emulated"
+    assert ar.arithmetic("cpu", "float16", flags={"avx512_fp16"}, env={}) == "cpu-native"
+
+
+def test_emulated_bfloat16_warns_once_with_a_measured_slowdown(monkeypatch, caplog):
+    pytest.importorskip("torch")
+    monkeypatch.setattr(ar, "cpu_flags", lambda cpuinfo=None: {"avx2"})
+    monkeypatch.setattr(ar, "_WARNED", set())
+    monkeypatch.setattr(ar, "matmul_ratio", lambda dtype, **kw: 36.0)
+    caplog.set_level("WARNING", logger="irrepro")
+    assert ar.warn_if_slow("cpu", "bfloat16", "labeler x") == 36.0
+    assert ar.warn_if_slow("cpu", "bfloat16", "labeler x") is None  # once per process
+    assert ar.warn_if_slow("cpu", "float32", "labeler x") is None
+    msgs = [r.getMessage() for r in caplog.records]
+    assert len(msgs) == 1 and "36x slower than float32" in msgs[0]
+    monkeypatch.setattr(ar, "cpu_flags", lambda cpuinfo=None: {"avx512_bf16"})
+    monkeypatch.setattr(ar, "_WARNED", set())
+    assert ar.warn_if_slow("cpu", "bfloat16", "labeler x") is None  # native: nothing to say
+
+
+def test_matmul_ratio_measures_side_by_side():
+    pytest.importorskip("torch")
+    assert ar.matmul_ratio("float32", n=64) == pytest.approx(1.0, rel=2.0)
+    assert ar.matmul_ratio("bfloat16", n=64) > 0
