@@ -121,6 +121,55 @@ COST_FILES = {"cost.csv", "cost.md", "cost.pdf", "cost.png",
               "labels/agreement.csv", "labels/agreement.md", "labels/agreement.pdf", "labels/agreement.png"}
 
 
+#: What the second run builds: Snakemake targets of config/test.yaml, not its whole DAG. The second run exists for the
+#: byte-for-byte comparisons with ``dag`` (tests/test_determinism.py: one thread per job and another job order;
+#: tests/test_slurm.py: the SLURM executor), and running the whole DAG again was the largest item of CI (on the SLURM
+#: test cluster 390-445 CPU s, 50-55 SLURM jobs, over half of its jobs' CPU in vaswani's MiniLM index). These targets
+#: take a chain through the kinds of rule instead, retrieval -> scores -> stats, the label stage and one paper's
+#: target: 73 CPU s, 16 SLURM jobs (docs/cluster.md, "The test against a real cluster"); the comparisons cover
+#: every result file of the jobs they need (:func:`planned_outputs`, :func:`compare_runs`).
+SECOND_RUN_TARGETS = (
+    # retrieval -> scores: dl19-pool's PISA index (built from a declared docs artifact, which the local rule
+    # fetch_artifact fetches; topics and qrels by fetch_collection, the other local rule here), its 8 PISA runs
+    # (BM25 x2, DPH, QLD, each also with RM3: 8 jobs of one rule, so the SLURM run's groups put several jobs in one
+    # SLURM job) and their per-topic scores (evaluate: ir_measures and gdeval.pl). Not vaswani's scores: they need
+    # its MiniLM runs, whose neural_index is the DAG's costliest job (over half of its jobs' CPU)
+    "results/test/scores/dl19-pool.tsv",
+    # the stats stage of that collection: the paired tests with their corrections and heat maps (stats_compare,
+    # ~5 CPU s) and reliability / power / the d-study (stats_reliability)
+    "results/test/stats/dl19-pool/AP.csv",
+    "results/test/stats/dl19-pool/reliability.csv",
+    # the label stage of the labelled collection dl19-pool: its pairs (the top 20 of a BM25 run within the judged
+    # pool), the label tables of both labelers (file backends: the real Flan-T5 and Llama-3 labels through the label
+    # cache, no model to run) and their agreement with the human grades
+    "results/test/labels/agreement_dl19-pool.md",
+    # one paper's target: the VB-Score paper's verify table (its data from ir_datasets through the mirror, two real
+    # runs as artifacts, vb_paper, vb_scores, vb_compare, vb_checks, verify: tables, JSON values and the checks'
+    # figure) and its figures 2-4 (vb_figures: PDF and PNG, reproducible through SOURCE_DATE_EPOCH); ~6 CPU s of
+    # jobs, none shared with the chain above
+    "results/test/vb/verify.csv",
+    "results/test/vb/web2012/fig2.png",
+)
+
+
+def planned_outputs(workdir, targets=SECOND_RUN_TARGETS) -> dict:
+    """Every output file of the jobs that building ``targets`` with config/test.yaml takes, and the rule that
+    makes it (``{path relative to the working directory: rule}``), as ``snakemake --summary`` lists them in
+    ``workdir`` (an empty folder: then every job is needed; a parse, no job runs)."""
+    p = subprocess.run(snakemake_cmd(workdir, "--summary", "--", *targets), capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"snakemake --summary failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return parse_summary(p.stdout)
+
+
+def parse_summary(text: str) -> dict:
+    """``{output file: rule}`` from the table of ``snakemake --summary`` (tab-separated, a header line first)."""
+    rows = [line.split("\t") for line in text.splitlines() if "\t" in line]
+    if not rows or rows[0][:3] != ["output_file", "date", "rule"]:
+        raise ValueError(f"not the table of snakemake --summary: {text[:500]!r}")
+    return {r[0]: r[2] for r in rows[1:]}
+
+
 def slurm_wanted() -> bool:
     """The SLURM integration test runs in CI (CI=true) and when IRREPRO_SLURM_TESTS=1."""
     return os.environ.get("CI") == "true" or os.environ.get("IRREPRO_SLURM_TESTS") == "1"
@@ -176,10 +225,10 @@ def slurm_group_args(workdir, size: int = SLURM_GROUP_SIZE) -> list:
 
 
 class BackgroundRun:
-    """The second run of config/test.yaml, started in a thread as soon as collection shows that a selected test
-    needs it (``pytest_collection_finish``), so that it runs beside the local ``dag`` run and the unit tests
-    instead of after them: a SLURM run on the test cluster waits on the scheduler most of its time. ``result()``
-    waits for it; ``stop()`` ends it (and its cluster) when the session ends first."""
+    """The second run of config/test.yaml (its :data:`SECOND_RUN_TARGETS`), started in a thread as soon as
+    collection shows that a selected test needs it (``pytest_collection_finish``), so that it runs beside the local
+    ``dag`` run and the unit tests instead of after them: a SLURM run on the test cluster waits on the scheduler
+    most of its time. ``result()`` waits for it; ``stop()`` ends it (and its cluster) when the session ends first."""
 
     def __init__(self, root: Path):
         import threading
@@ -214,16 +263,22 @@ class BackgroundRun:
 
         try:
             executor, args, cluster = _second_run_args(self.root)
+            # what the targets take, planned in a folder of its own (the comparisons check that it was all built)
+            (self.root / "plan").mkdir()
+            planned = planned_outputs(self.root / "plan")
+            # `--` ends the options: several of them (--group-components, --configfile) take every value up to
+            # the next option
+            args = [*args, "--", *SECOND_RUN_TARGETS]
             if executor == "slurm":
                 from slurm.cluster import slurm_cluster, started_jobs
 
                 with slurm_cluster(cluster, cpus=SLURM_TEST_JOBS, mem_mb=SLURM_TEST_JOBS * 8000) as env:
                     self._snakemake(args, env)
                     jobs = started_jobs(cluster)
-                self.info = {"executor": "slurm", "jobs": jobs}
+                self.info = {"executor": "slurm", "jobs": jobs, "planned": planned}
             else:
                 self._snakemake(args, os.environ.copy())
-                self.info = {"executor": "local"}
+                self.info = {"executor": "local", "planned": planned}
         except BaseException as e:  # handed to the test that asks for the run
             self.error = e
         finally:
@@ -390,14 +445,16 @@ def pytest_unconfigure(config):
 
 @pytest.fixture(scope="session")
 def second_run(dag):
-    """A second, independent run of config/test.yaml, for the byte-for-byte comparisons with ``dag``.
+    """A second, independent run of config/test.yaml's :data:`SECOND_RUN_TARGETS` (a subset of its DAG), for the
+    byte-for-byte comparisons with ``dag`` (:func:`compare_runs`).
 
     Where the SLURM test is wanted and SLURM is installed, it is the run submitted to the one-node SLURM test
     cluster; otherwise a local run. Either way every job runs with one thread (``--max-threads 1``, where ``dag``
     gave two-thread rules two cores), so the one run serves both the determinism comparison (threads, job order)
-    and the SLURM one (executor, separate processes) and CI runs the DAG twice, not three times. It started in the
-    background when collection ended (:class:`BackgroundRun`); this waits for it.
-    Returns ``(workdir, info)`` with ``info["executor"]`` ("slurm" or "local"), ``info["seconds"]`` and, for SLURM,
+    and the SLURM one (executor, separate processes) and CI runs the DAG once and a part of it again, not the DAG
+    three times. It started in the background when collection ended (:class:`BackgroundRun`); this waits for it.
+    Returns ``(workdir, info)`` with ``info["executor"]`` ("slurm" or "local"), ``info["seconds"]``,
+    ``info["planned"]`` (:func:`planned_outputs` of the targets: what the run was asked to build) and, for SLURM,
     ``info["jobs"]`` (jobs allocated by slurmctld)."""
     run = _BACKGROUND.get("second")
     if run is None:  # the mirror fixture of ``dag`` skips when there is no mirror, so this is a plain pytest call
@@ -408,9 +465,32 @@ def second_run(dag):
         pytest.fail(str(e))
 
 
+def is_result(rel) -> bool:
+    """Whether a path relative to results/<version>/ is a result (not a log, a benchmark or the cost table)."""
+    return not NOT_RESULTS & set(Path(rel).parts) and str(rel) not in COST_FILES
+
+
 def result_files(workdir, version="test"):
     """Every result file of a run except logs, benchmarks, the cost table and Snakemake's own state."""
     root = Path(workdir) / "results" / version
     return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
-            if p.is_file() and not NOT_RESULTS & set(p.relative_to(root).parts)
-            and str(p.relative_to(root)) not in COST_FILES}
+            if p.is_file() and is_result(p.relative_to(root))}
+
+
+def compare_runs(dag_dir, second_dir, planned: dict, version="test") -> dict:
+    """The byte-for-byte comparison of the second run with the ``dag`` run, on the result files
+    (:func:`result_files`) the second run was asked to build (``planned``: :func:`planned_outputs`). Returns
+    ``{"compared": [...], "missing": [...], "not_in_dag": [...], "unplanned": [...], "differ": [...]}``: the files
+    compared (built by both runs), planned files the second run lacks, files of the second run the ``dag`` run
+    lacks, files of the second run that were not planned, and compared files whose bytes differ (sorted lists).
+    Raises AssertionError where the plan holds no result file, so that a comparison cannot pass on nothing."""
+    root = Path("results") / version
+    expected = {str(Path(p).relative_to(root)) for p in planned
+                if Path(p).is_relative_to(root) and is_result(Path(p).relative_to(root))}
+    if not expected:
+        raise AssertionError(f"the second run's plan holds no result file under {root}: nothing to compare")
+    a, b = result_files(dag_dir, version), result_files(second_dir, version)
+    compared = sorted(set(a) & set(b))
+    return {"compared": compared, "missing": sorted(expected - set(b)), "not_in_dag": sorted(set(b) - set(a)),
+            "unplanned": sorted(set(b) - expected),
+            "differ": [k for k in compared if a[k].read_bytes() != b[k].read_bytes()]}
