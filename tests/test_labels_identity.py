@@ -194,6 +194,17 @@ def test_a_served_model_is_keyed_on_its_weights_not_its_port(tmp_path):
     key = lab().cache_key
     assert lab(port=2).cache_key == key
     assert lab(dtype="bfloat16").cache_key != key
+    # vLLM's CPU build in bfloat16: native and emulated bfloat16 give other numbers (irrepro.core.arithmetic)
+    from irrepro.core import arithmetic as ar
+
+    keys = set()
+    for flags in ({"avx512_bf16"}, {"avx2"}):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ar, "cpu_flags", lambda cpuinfo=None, f=flags: f)
+            mp.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+            keys.add(lab(dtype="bfloat16").cache_key)
+            assert lab().cache_key == key  # float32: the same everywhere
+    assert len(keys) == 2
     assert lab(extra=["--seed", "1"]).cache_key != key
     assert lab(requirement="vllm==0.1").cache_key != key
     (folder / "model.safetensors").write_bytes(b"weights two")

@@ -121,7 +121,8 @@ class OpenAILabeler(Labeler):
     def _served(self) -> dict:
         """The identity of the server ``serve`` starts (its port is not): the served model's weights hash (the
         packaged SmolLM2's GGUF md5, a folder's :func:`~irrepro.labels.hf.local_weights_id`, else the model as
-        given), its dtype, compilation and extra arguments, and the vLLM it runs (``python``, else ``requirement``)."""
+        given), its dtype, compilation and extra arguments, and the vLLM it runs (``python``, else ``requirement``);
+        for vLLM's CPU build in a dtype other than float32, the CPU's arithmetic (:mod:`irrepro.core.arithmetic`)."""
         from irrepro.labels.vllm import VLLM_CPU
 
         spec = self.serve
@@ -138,8 +139,17 @@ class OpenAILabeler(Labeler):
                 self._served_weights = local_weights_id(model) or model
         vllm = {"python": str(spec["python"])} if spec.get("python") else {
             "requirement": spec.get("requirement", VLLM_CPU)}
-        return {"weights": self._served_weights, "dtype": spec.get("dtype", "float32"),
-                "eager": bool(spec.get("eager", True)), "extra": list(spec.get("extra") or ()), **vllm}
+        dtype = spec.get("dtype", "float32")
+        out = {"weights": self._served_weights, "dtype": dtype, "eager": bool(spec.get("eager", True)),
+               "extra": list(spec.get("extra") or ()), **vllm}
+        if str(vllm.get("requirement", "")).startswith("vllm-cpu"):
+            from irrepro.core.arithmetic import arithmetic
+
+            # vLLM's CPU build on this machine: a half-precision dtype's numbers depend on native bfloat16
+            arith = arithmetic("cpu", dtype)
+            if arith is not None:
+                out["arithmetic"] = arith
+        return out
 
     def settings(self) -> dict:
         """Everything the labels depend on besides the prompt: the server (``base_url``, or :meth:`_served` with
