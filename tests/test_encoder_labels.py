@@ -282,3 +282,37 @@ def test_half_precision_labels_are_keyed_by_their_arithmetic(minilm, monkeypatch
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
     assert f32[0].cache_key == f32[1].cache_key == make_labeler({**spec, "dtype": "float32"}).cache_key
     assert f32[0].cache_key == minilm.cache_key
+
+
+def test_a_document_of_several_pairs_goes_through_the_model_once(minilm, minilm_late):
+    """Pairs of different queries with one document: the document is encoded once per call (the word pieces the
+    model saw count it once), and every similarity equals that pair's similarity computed alone (float32 rounding
+    of another batch's padding: 1e-6). label_pairs hands a bi-encoder a document's pairs together."""
+    import pandas as pd
+
+    from irrepro.labels import label_pairs
+    from irrepro.labels.encoder import COSINE
+
+    d1 = "the electromagnetic radiation of a dipole antenna in free space"
+    d2 = "boundary layer transition on a flat plate at supersonic speeds"
+    queries = ["dipole radiation", "antenna theory", "supersonic flow", "free space waves"]
+    docs = [d1, d1, d2, d1]
+    for lab in (minilm, *minilm_late.values()):
+        lab.similarities(queries, [d2] * 4)  # every query's encoding kept: only documents count below
+        before = lab.tokens
+        s = lab.similarities(queries, docs)
+        once = lab.tokens - before
+        lab.similarities(queries[:1], [d1])
+        n1 = lab.tokens - before - once
+        lab.similarities(queries[:1], [d2])
+        n2 = lab.tokens - before - once - n1
+        assert once == n1 + n2, (lab.name, once, n1, n2)  # d1 once, not three times
+        alone = np.array([lab.similarities([q], [d])[0] for q, d in zip(queries, docs)])
+        np.testing.assert_allclose(s, alone, atol=1e-6, rtol=0)
+        assert len(set(np.round(s, 6))) == 4  # four different queries: four similarities
+    order = sorted(range(4), key=lambda i: minilm.order_key(queries[i], docs[i]))
+    assert [docs[i] for i in order] in ([d1, d1, d1, d2], [d2, d1, d1, d1])
+    pairs = pd.DataFrame({"query_id": ["1", "2", "3", "4"], "doc_id": ["a", "a", "b", "a"], "query": queries,
+                          "text": docs})
+    out = label_pairs(minilm, COSINE, pairs, None, batch_size=3, progress=False)
+    np.testing.assert_allclose(out["p_1"].to_numpy(), (1 + minilm.similarities(queries, docs)) / 2, atol=1e-6)

@@ -130,6 +130,11 @@ class Labeler(abc.ABC):
         settings = self.settings()
         return f"{key}#{settings_hash(settings)}" if settings else key
 
+    def order_key(self, query: str, doc: str):
+        """Where :func:`~irrepro.labels.run.label_pairs` puts a pair in its labelling order (ascending): shortest
+        texts first, less padding in a batch."""
+        return len(query) + len(doc)
+
     @abc.abstractmethod
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,
               query_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> np.ndarray:

@@ -270,21 +270,35 @@ class BiEncoderLabeler(Labeler):
                 self._query_tokens.update((t, states[i, m[i].bool()]) for i, t in enumerate(texts))
         if not len(docs):
             return np.zeros(0)
-        mean, maxsim = [], []
-        for b, h, m in self._batches(list(docs)):
+        # each distinct document through the model once, whatever number of its pairs (of different queries) the
+        # call holds; label_pairs hands a document's pairs over together (order_key)
+        unique = list(dict.fromkeys(docs))
+        row = {d: i for i, d in enumerate(unique)}
+        of_doc = np.array([row[d] for d in docs])
+        mean = np.zeros((len(unique), 0)) if not pooled else None
+        maxsim = np.zeros(len(docs))
+        for b, h, m in self._batches(unique):
             if pooled:
-                mean.append(self._pooled(h, m))
+                e = self._pooled(h, m)
+                mean = e if mean is None else np.concatenate([mean, e])
             if late:
-                maxsim.append(self._maxsim([self._query_tokens[x] for x in queries[b:b + len(h)]], h, m))
+                pairs = np.flatnonzero((of_doc >= b) & (of_doc < b + len(h)))
+                rows = self._torch.as_tensor(of_doc[pairs] - b, device=h.device)
+                maxsim[pairs] = self._maxsim([self._query_tokens[queries[i]] for i in pairs], h[rows], m[rows])
         if pooled:
-            mean = np.einsum("ij,ij->i", np.stack([self._queries[x] for x in queries]), np.concatenate(mean))
+            mean = np.einsum("ij,ij->i", np.stack([self._queries[x] for x in queries]), mean[of_doc])
         if self.similarity == "mean":
             s = mean
         elif self.similarity == "maxsim":
-            s = np.concatenate(maxsim)
+            s = maxsim
         else:
-            s = (mean + np.concatenate(maxsim)) / 2.0
+            s = (mean + maxsim) / 2.0
         return np.clip(s, -1.0, 1.0)
+
+    def order_key(self, query: str, doc: str):
+        """Where :func:`~irrepro.labels.run.label_pairs` puts a pair in its labelling order: shortest documents
+        first (less padding), a document's pairs together, so that :meth:`similarities` encodes it once."""
+        return (len(doc), doc, len(query))
 
     def score(self, prompt: Prompt, queries: Sequence[str], docs: Sequence[str], *,
               query_ids: Sequence[str] | None = None, doc_ids: Sequence[str] | None = None) -> np.ndarray:

@@ -76,7 +76,8 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
     :func:`~irrepro.labels.cache.input_hash` of its query and document texts, so a label is served only for the texts
     it was computed from. Pairs already in the cache at ``cache_path``
     under (``labeler.cache_key``, ``prompt.hash``) are not labelled again; the others are labelled ``batch_size`` at a
-    time (default ``labeler.batch_size``), shortest texts first (less padding), and each batch is committed to the
+    time (default ``labeler.batch_size``) in the labeler's :meth:`~irrepro.labels.base.Labeler.order_key` order
+    (shortest texts first, less padding; a bi-encoder's pairs of one document together), and each batch is committed to the
     cache before the next starts, so a killed run loses at most the batch in flight (and, until the first labels
     that differ, the batches held back by :class:`DegeneracyCheck`: a labeler that gives :data:`DEGENERATE_PAIRS`
     pairs of different texts one and the same distribution is refused with
@@ -110,7 +111,8 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                         "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
                         cache.bad_rows, cache_path, prompt.n_grades)
         todo = [k for k in first if k not in got]
-        todo.sort(key=lambda k: len(queries[first[k]]) + len(texts[first[k]]))
+        order = getattr(labeler, "order_key", lambda q, d: len(q) + len(d))
+        todo.sort(key=lambda k: order(queries[first[k]], texts[first[k]]))
         total = len(todo)
         log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", key, prompt.id,
                  prompt.hash, len(first), len(first) - total, total, bs)
