@@ -41,6 +41,7 @@ def test_float32_keys_hold_no_device_and_half_precision_keys_do():
 
 def test_emulated_bfloat16_warns_once_with_a_measured_slowdown(monkeypatch, caplog):
     pytest.importorskip("torch")
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)  # the machine's own cap would make every CPU emulate
     monkeypatch.setattr(ar, "cpu_flags", lambda cpuinfo=None: {"avx2"})
     monkeypatch.setattr(ar, "_WARNED", set())
     monkeypatch.setattr(ar, "matmul_ratio", lambda dtype, **kw: 36.0)
@@ -55,7 +56,29 @@ def test_emulated_bfloat16_warns_once_with_a_measured_slowdown(monkeypatch, capl
     assert ar.warn_if_slow("cpu", "bfloat16", "labeler x") is None  # native: nothing to say
 
 
-def test_matmul_ratio_measures_side_by_side():
-    pytest.importorskip("torch")
-    assert ar.matmul_ratio("float32", n=64) == pytest.approx(1.0, rel=2.0)
-    assert ar.matmul_ratio("bfloat16", n=64) > 0
+def test_matmul_ratio_is_the_best_dtype_time_over_the_best_float32_time(monkeypatch):
+    """On a clock where each bfloat16 product takes 6 ticks and each float32 one 2 (the first product of each, a
+    warm-up, 50): 3.0 — the best of the repeats, not their mean nor the warm-up."""
+    torch = pytest.importorskip("torch")
+    clock = {"t": 0.0, "cost": 0.0}
+    real_randn = torch.randn
+
+    class Fake:
+        def __init__(self, dtype):
+            self.dtype, self.calls = dtype, 0
+
+        def to(self, dtype):
+            return Fake(dtype)
+
+        def __matmul__(self, other):
+            self.calls += 1
+            clock["t"] += 50.0 if self.calls == 1 else (6.0 if self.dtype == torch.bfloat16 else 2.0)
+            return self
+
+    monkeypatch.setattr(torch, "randn", lambda *a, **k: Fake(torch.float32))
+    monkeypatch.setattr(ar.time, "perf_counter", lambda: clock["t"])
+    try:
+        assert ar.matmul_ratio("bfloat16", n=8, repeats=3) == 3.0
+        assert ar.matmul_ratio("float32", n=8, repeats=3) == 1.0
+    finally:
+        monkeypatch.setattr(torch, "randn", real_randn)
