@@ -86,13 +86,12 @@ TARGET = "results/test/labels/vaswani/slowhash.tsv"
 
 
 def _label_configs(tmp_path):
-    """config/test.yaml with a slow hash labeler (0.25 s a pair: a shard of 16 pairs labels for 4 s, and one with 8
-    committed is caught by the 0.2 s poll in the 2 s before it ends) on vaswani and one file labeler on dl19-pool;
-    unsharded and in shards of SHARD_SIZE pairs. Only vaswani's table is built (TARGET), so the shards are
-    vaswani's."""
+    """config/test.yaml with a slow hash labeler (0.5 s a pair: a shard runs long enough to be killed midway) on
+    vaswani and one file labeler on dl19-pool; unsharded and in shards of SHARD_SIZE pairs. Only vaswani's table is
+    built (TARGET), so the shards are vaswani's."""
     c = yaml.safe_load(TEST_CONFIG.read_text())
     lab = c["labels"]
-    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.25, "batch_size": 4}
+    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.5, "batch_size": 4}
     lab["collections"]["dl19-pool"]["labelers"] = ["flant5-large"]
     lab["collections"]["vaswani"]["labelers"] = ["slowhash"]
     lab.pop("self_preference", None)  # it measures MiniLM, which this config no longer computes
