@@ -275,18 +275,16 @@ class BiEncoderLabeler(Labeler):
         unique = list(dict.fromkeys(docs))
         row = {d: i for i, d in enumerate(unique)}
         of_doc = np.array([row[d] for d in docs])
-        mean = np.zeros((len(unique), 0)) if not pooled else None
-        maxsim = np.zeros(len(docs))
+        mean, maxsim = [], np.zeros(len(docs))
         for b, h, m in self._batches(unique):
             if pooled:
-                e = self._pooled(h, m)
-                mean = e if mean is None else np.concatenate([mean, e])
+                mean.append(self._pooled(h, m))
             if late:
                 pairs = np.flatnonzero((of_doc >= b) & (of_doc < b + len(h)))
                 rows = self._torch.as_tensor(of_doc[pairs] - b, device=h.device)
                 maxsim[pairs] = self._maxsim([self._query_tokens[queries[i]] for i in pairs], h[rows], m[rows])
         if pooled:
-            mean = np.einsum("ij,ij->i", np.stack([self._queries[x] for x in queries]), mean[of_doc])
+            mean = np.einsum("ij,ij->i", np.stack([self._queries[x] for x in queries]), np.concatenate(mean)[of_doc])
         if self.similarity == "mean":
             s = mean
         elif self.similarity == "maxsim":
