@@ -12,6 +12,7 @@ logs it once per job, with the ratio measured on the machine.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import platform
@@ -36,16 +37,22 @@ def cpu_flags(cpuinfo: str | None = None) -> set[str]:
     """The CPU's feature flags from ``/proc/cpuinfo`` (``cpuinfo``: its text, for tests); empty where there is
     none (macOS, Windows)."""
     if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo") as f:
-                cpuinfo = f.read()
-        except OSError:
-            return set()
+        cpuinfo = _proc_cpuinfo()
     for line in cpuinfo.splitlines():
         key, _, value = line.partition(":")
         if key.strip() in ("flags", "Features"):
             return set(value.split())
     return set()
+
+
+@functools.cache
+def _proc_cpuinfo() -> str:
+    """``/proc/cpuinfo``, read once per process (every key of a job asks); empty where there is none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def cpu_native(dtype: str, flags: set[str] | None = None, env: dict | None = None) -> bool:
@@ -119,3 +126,12 @@ def warn_if_slow(device, dtype: str, what: str) -> float | None:
                 "the same numbers on every machine", what, dtype, dtype, " / ".join(NATIVE_FLAGS.get(dtype, ())),
                 ratio, dtype)
     return ratio
+
+
+def model_arithmetic(device, dtype: str, what: str) -> str | None:
+    """:func:`arithmetic` of a model about to compute in ``dtype`` on ``device`` (what its outputs' key holds), with
+    :func:`warn_if_slow`'s one warning where the dtype is emulated; ``what`` names the model in the warning."""
+    arith = arithmetic(device, dtype)
+    if arith == "cpu-emulated":
+        warn_if_slow(device, dtype, what)
+    return arith

@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from irrepro.core.arithmetic import arithmetic, warn_if_slow
+from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
 from irrepro.labels.base import _HINTS, Labeler, MissingPackageError, _check_lengths, _require
 from irrepro.labels.prompts import Prompt
@@ -182,8 +182,6 @@ class BiEncoderLabeler(Labeler):
         torch_dtype = getattr(torch, str(dtype), None)
         if not isinstance(torch_dtype, torch.dtype):
             raise InputError(f"labeler dtype {dtype!r}: expected float32, bfloat16 or float16")
-        #: what a dtype other than float32 computes in (irrepro.core.arithmetic): part of the cache key
-        self.arithmetic = arithmetic(self.device, str(dtype))
         if model == "minilm":
             folder = packaged_minilm()
             default_name = "minilm-l6-v2"
@@ -206,9 +204,10 @@ class BiEncoderLabeler(Labeler):
         self.input_settings = {"max_tokens": self.max_tokens} if self.max_tokens != int(model_max) else {}
         if self.name != default_name:
             self.input_settings.update(similarity=similarity, dtype=str(dtype))
+        #: what a dtype other than float32 computes in (irrepro.core.arithmetic): part of the cache key
+        self.arithmetic = model_arithmetic(self.device, str(dtype), f"labeler {self.name}")
         if self.arithmetic is not None:
             self.input_settings["arithmetic"] = self.arithmetic
-            warn_if_slow(self.device, str(dtype), f"labeler {self.name}")
         with _offline():
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
             self.model = transformers.AutoModel.from_pretrained(str(folder), dtype=torch_dtype)

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from irrepro.core.arithmetic import arithmetic, warn_if_slow
+from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
 from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, check_log_scores, softmax
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
@@ -195,10 +195,9 @@ class HFLabeler(Labeler):
         if name is not None and name != default_name:
             self.input_settings["dtype"] = self.dtype_name
         #: what a dtype other than float32 computes in (irrepro.core.arithmetic): part of the cache key
-        self.arithmetic = arithmetic(self.device, str(self.model.dtype))
+        self.arithmetic = model_arithmetic(self.device, str(self.model.dtype), f"labeler {self.name}")
         if self.arithmetic is not None:
             self.input_settings["arithmetic"] = self.arithmetic
-            warn_if_slow(self.device, str(self.model.dtype), f"labeler {self.name}")
         self.weights_id = weights_id if weights_id or model_obj_given else local_weights_id(self.model_id, gguf_file)
         self._suffix_cache: dict = {}
         if share_prefix not in (True, False, "batch", "query"):

@@ -111,8 +111,7 @@ def label_pairs(labeler: Labeler, prompt, pairs: pd.DataFrame, cache_path=None, 
                         "negative or not summing to 1); they are labelled again", labeler.name, prompt.id,
                         cache.bad_rows, cache_path, prompt.n_grades)
         todo = [k for k in first if k not in got]
-        order = getattr(labeler, "order_key", lambda q, d: len(q) + len(d))
-        todo.sort(key=lambda k: order(queries[first[k]], texts[first[k]]))
+        todo.sort(key=lambda k: labeler.order_key(queries[first[k]], texts[first[k]]))
         total = len(todo)
         log.info("%s / %s@%s: %d pairs, %d cached, %d to label (batch size %d)", key, prompt.id,
                  prompt.hash, len(first), len(first) - total, total, bs)

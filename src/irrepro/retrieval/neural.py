@@ -292,15 +292,13 @@ class _Torch(Encoder):
         as :attr:`settings` holds it; ``planned``: what the workflow keyed the encodings by
         (:func:`irrepro.plan.neural_settings`, on the machine that planned the run): a job that would compute in
         other arithmetic (another CPU family, a GPU) is an error, not encodings under another key's name."""
-        from irrepro.core.arithmetic import arithmetic, warn_if_slow
+        from irrepro.core.arithmetic import model_arithmetic
 
-        arith = arithmetic(device, dtype)
+        arith = model_arithmetic(device, dtype, self.name)
         if planned is not None and planned != arith:
             raise InputError(f"{self.name}: {dtype} encodings planned in {planned} arithmetic, but this machine "
                              f"computes them in {arith}: run the job where it was planned, or use dtype float32 "
                              "(the same numbers everywhere)")
-        if arith is not None:
-            warn_if_slow(device, dtype, self.name)
         return {"dtype": dtype, "arithmetic": arith} if arith is not None else {}
 
 
