@@ -477,6 +477,19 @@ def result_files(workdir, version="test"):
             if p.is_file() and is_result(p.relative_to(root))}
 
 
+def assert_runs_identical(dag_dir, second_dir, planned: dict, what: str) -> dict:
+    """:func:`compare_runs`, failing where the second run (``what`` names it in the messages) lacks a planned file,
+    made a file the ``dag`` run lacks or its targets do not make, compared 20 files or fewer, or differs in a
+    file's bytes; returns the comparison."""
+    c = compare_runs(dag_dir, second_dir, planned)
+    assert not c["missing"], f"the {what} lacks files it was asked to build: {c['missing']}"
+    assert not c["not_in_dag"], f"files of the {what} that the --cores 2 run lacks: {c['not_in_dag']}"
+    assert not c["unplanned"], f"files of the {what} that its targets do not make: {c['unplanned']}"
+    assert len(c["compared"]) > 20
+    assert not c["differ"], f"files differ between the --cores 2 run and the {what}: {c['differ']}"
+    return c
+
+
 def compare_runs(dag_dir, second_dir, planned: dict, version="test") -> dict:
     """The byte-for-byte comparison of the second run with the ``dag`` run, on the result files
     (:func:`result_files`) the second run was asked to build (``planned``: :func:`planned_outputs`). Returns

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SLURM_GROUP_SIZE, TEST_CONFIG, compare_runs, slurm_wanted, snakemake, snakemake_cmd
+from conftest import REPO, SLURM_GROUP_SIZE, TEST_CONFIG, assert_runs_identical, slurm_wanted, snakemake, snakemake_cmd
 from slurm.cluster import available, slurm_cluster, started_jobs  # tests/ is on sys.path (pytest's rootdir-relative imports)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
@@ -33,11 +33,7 @@ def test_slurm_run_matches_local_run(dag, second_run):
     work, info = second_run
     if info["executor"] != "slurm":
         pytest.skip("SLURM not installed (bash tests/slurm/install.sh)")
-    c = compare_runs(dag, work, info["planned"])
-    assert not c["missing"], f"the SLURM run lacks files it was asked to build: {c['missing']}"
-    assert not c["not_in_dag"] and not c["unplanned"], (c["not_in_dag"], c["unplanned"])
-    assert len(c["compared"]) > 20
-    assert not c["differ"], f"SLURM and local runs differ: {c['differ']}"
+    assert_runs_identical(dag, work, info["planned"], "SLURM run")
     # every job but the submit-host rules (the Snakefile's `localrules`) went through slurmctld, the jobs of each
     # rule in group jobs of at most SLURM_GROUP_SIZE (conftest.slurm_group_args: one group per rule): one benchmark
     # file per job, one kept SLURM log per submitted group job under its group's folder (group_<rule>_<rule>)
@@ -47,8 +43,11 @@ def test_slurm_run_matches_local_run(dag, second_run):
     for root, p in bench:
         rule = p.relative_to(root).parts[0].removesuffix(".tsv")
         ran[rule] = ran.get(rule, 0) + 1
-    # a rule made per collection in a loop (stats_compare_<collection>) benchmarks under its family's folder
-    planned = {r if r in ran else next((f for f in ran if r.startswith(f"{f}_")), r) for r in info["planned"].values()}
+    def family(rule):
+        """A rule made per collection in a loop (stats_compare_<collection>) benchmarks under its family's folder."""
+        return rule if rule in ran else next((f for f in ran if rule.startswith(f"{f}_")), rule)
+
+    planned = {family(r) for r in info["planned"].values()}
     assert planned == set(ran), f"planned, not run: {sorted(planned - set(ran))}; run, not planned: " \
         f"{sorted(set(ran) - planned)}"
     assert LOCAL_RULES & planned, "the targets need no local rule: nothing checks that local rules stay local"
@@ -57,9 +56,7 @@ def test_slurm_run_matches_local_run(dag, second_run):
         name = p.relative_to(work / ".snakemake" / "slurm_logs").parts[0].removeprefix("group_")
         rule = name[:(len(name) - 1) // 2]
         assert name == f"{rule}_{rule}", f"{p}: not a group job of one rule"
-        # a rule made per collection in a loop (stats_compare_<collection>) benchmarks under its family's folder
-        rule = rule if rule in ran else next((f for f in ran if rule.startswith(f"{f}_")), rule)
-        logs[rule] = logs.get(rule, 0) + 1
+        logs[family(rule)] = logs.get(family(rule), 0) + 1
     on_cluster = {r: n for r, n in ran.items() if r not in LOCAL_RULES}
     assert set(logs) == set(on_cluster), sorted(set(logs) ^ set(on_cluster))
     for r, n in on_cluster.items():  # n jobs in group jobs of at most SLURM_GROUP_SIZE, at least one job each
