@@ -11,7 +11,7 @@ from scipy import stats
 from irrepro.core.evaluation import evaluate_run
 from irrepro.errors import InputError
 from irrepro.labels import calibrate as C
-from irrepro.papers.ci import planning, systems
+from irrepro.papers.ci import finite, planning, systems
 from irrepro.papers.ci.bootstrap import bootstrap_ci
 from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
 from irrepro.papers.ci.experiment import covers
@@ -227,22 +227,30 @@ def test_systems_table_truth_is_ir_measures_and_the_intervals_are_sane():
         nd = ir_measures.calc_aggregate([ndcg], q, run[["query_id", "doc_id", "score"]])[ndcg]
         t = table[(table.system == name) & (table.measure == "nDCG@10")]
         assert np.allclose(t.truth, nd)
-    # every estimate lies inside its interval; CRC's is the interval's centre (CRC gives no point estimate)
-    t = table
-    assert (t.low <= t.estimate + 1e-12).all() and (t.estimate <= t.high + 1e-12).all()
+    # 10 judged queries are too few for CRC and the bootstrap to hold their 95% level: no interval, and the note
+    # says why
     crc = table[table.method == "crc"]
-    assert np.allclose(crc.estimate, (crc.low + crc.high) / 2)
-    assert (table.low < table.high).all()
+    assert crc.low.isna().all() and crc.note.str.contains("cannot hold its 95% level with n = 10").all()
+    boot = table[table.method == "bootstrap"]
+    assert boot.low.isna().all() and boot.note.str.contains("resampling n = 10 judged queries cannot hold").all()
+    # every other estimate lies inside its interval
+    t = table[~table.method.isin(["crc", "bootstrap"])]
+    assert (t.low <= t.estimate + 1e-12).all() and (t.estimate <= t.high + 1e-12).all()
+    assert (t.low < t.high).all()
     assert (table.n == 10).all() and (table.N == qrels.query_id.nunique()).all()
-    # bootstrap's estimate is the mean of the 10 labelled queries' human values
+    # PPI's estimate: the labels' mean over all N corrected by the mean error on the 10 labelled queries
     pq = per_query[(per_query.system == "good") & (per_query.measure == "DCG@10")]
-    b = table[(table.system == "good") & (table.measure == "DCG@10") & (table.method == "bootstrap")]
-    assert np.isclose(b.estimate.iloc[0], pq[pq.labelled].u_true.mean())
+    p = table[(table.system == "good") & (table.measure == "DCG@10") & (table.method == "ppi")]
+    lab = pq[pq.labelled]
+    assert np.isclose(p.estimate.iloc[0], pq.u_pred.mean() + (lab.u_true - lab.u_pred).mean())
     # good labels: PPI is narrower than the bootstrap, and the difference poor − good (the baseline, listed first)
     # excludes 0 and is negative, as its truth
-    for m in ("DCG@10", "nDCG@10"):
-        w = table[table.measure == m].groupby(["system", "method"]).width.first()
-        assert (w.xs("ppi", level="method") < w.xs("bootstrap", level="method")).all()
+    # (narrower than the t interval of the 10 human values alone)
+    for (s, m), pq in per_query.groupby(["system", "measure"]):
+        h = pq[pq.labelled].u_true.to_numpy()
+        human = 2 * stats.t.ppf(0.975, 9) * h.std(ddof=1) / np.sqrt(10) * np.sqrt(1 - 10 / len(pq))
+        w = table[(table.system == s) & (table.measure == m) & (table.method == "ppi")].width.iloc[0]
+        assert w < human, (s, m, w, human)
     d = diffs[(diffs.measure == "DCG@10") & (diffs.method == "ppi")]
     assert len(d) == 1 and (d.system_a.iloc[0], d.system_b.iloc[0]) == ("poor", "good")
     assert d.excludes_zero.iloc[0] and d.estimate.iloc[0] < 0 and d.truth.iloc[0] < 0
@@ -251,7 +259,7 @@ def test_systems_table_truth_is_ir_measures_and_the_intervals_are_sane():
 def test_systems_intervals_do_not_read_the_evaluated_queries_grades():
     """Changing the qrels of queries that are not labelled moves only the truth, never an interval."""
     runs, qrels, labels = _toy(2)
-    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=3)
+    lq = systems.draw_queries(systems.judged_queries(qrels), 20, seed=3)  # 20: enough for a CRC interval
     a, *_ = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
     q2 = qrels.copy()
     q2.loc[~q2.query_id.isin(lq), "relevance"] = 1 - q2.loc[~q2.query_id.isin(lq), "relevance"].clip(upper=1)
@@ -272,29 +280,37 @@ def test_draw_queries_is_seeded_and_checked():
 
 
 def test_planning_widths_and_n_needed_agree_with_the_intervals():
-    yt, yp, yu = _synthetic(1, 40, 400, signal=1.0, seed=5)
+    """The planned width at m = n is the interval's width at n; n_needed of that width is n; the width falls to 0
+    at m = N and every target is reachable by m <= N (the old planning, on the variance of a mean over infinitely
+    many queries, had a floor: 'inf' for a small target)."""
+    yt, yp, yu = _synthetic(1, 40, 60, signal=1.0, seed=5)
     yt, yp, yu = yt[0], yp[0], yu[0]
     pa = np.concatenate([yp, yu])
+    N = pa.size
     terms = planning.variance_terms(yt, yp, pa)
-    curve = planning.width_curve(terms, [40], alpha=0.05)
-    ci = ppi_mean_ci(yt, yp, yu, 0.05)
-    assert np.isclose(curve[curve.method == "ppi"].width.iloc[0], ci.high - ci.low)
-    need = planning.n_needed(terms, float(ci.high - ci.low), alpha=0.05)
+    curve = planning.width_curve(terms, [40, N], N, alpha=0.05)
+    for lam, meth in ((1.0, "ppi"), ("tuned", "ppi++")):
+        ci = finite.ppi_interval(yt, yp, pa, 0.05, lam=lam)
+        w = curve[(curve.method == meth) & (curve.m == 40)].width.iloc[0]
+        # PPI: the same formula; PPI++: the plug-in variance against the interval's jackknife one (within 10%)
+        assert np.isclose(w, ci.high - ci.low, rtol=1e-12 if meth == "ppi" else 0.1), (meth, w, ci)
+    assert (curve[curve.m == N].width == 0).all()
+    ci = finite.ppi_interval(yt, yp, pa, 0.05)
+    need = planning.n_needed(terms, float(ci.high - ci.low) * (1 + 1e-9), N, alpha=0.05)
     assert need["ppi"] == 40
     assert need["bootstrap"] > need["ppi"]
-    assert planning.n_needed(terms, 1e-6)["ppi"] == np.inf  # the predictions' own variance is a floor
+    assert planning.n_needed(terms, 1e-6, N)["ppi"] == N
 
 
-def test_plan_markdown_keeps_every_row_and_says_what_inf_and_beyond_n_mean():
+def test_plan_markdown_keeps_every_row_and_says_what_the_target_is():
     need = pd.DataFrame([{"system": "bm25", "measure": "DCG@10", "target_relative": rw, "target_width": rw * 2.0,
-                          "method": meth, "n_needed": k, "n": 10, "N": 93, "width_at_n": 0.8,
-                          "reachable_within_N": bool(k <= 93)}
-                         for rw, meth, k in ((0.1, "ppi", np.inf), (0.1, "bootstrap", 598.0), (0.3, "crc", 11.0))])
+                          "method": meth, "n_needed": k, "n": 10, "N": 93, "width_at_n": 0.8}
+                         for rw, meth, k in ((0.1, "ppi", 54.0), (0.1, "bootstrap", 90.0), (0.3, "crc", 11.0))])
     md = planning.plan_markdown(need, "vaswani", alpha=0.05)
     rows = [line for line in md.splitlines() if line.startswith("| bm25 ")]
-    assert len(rows) == 3 and "| inf |" in rows[0] and "| 598 |" in rows[1] and rows[2].endswith("| True |")
-    assert "n = 10 labelled" in md and "N = 93 queries" in md and "95% interval" in md
-    assert "`inf`" in md and "n_needed > N" in md
+    assert len(rows) == 3 and "| 54 |" in rows[0] and "| 90 |" in rows[1] and rows[2].endswith("| 0.8 |")
+    assert "n = 10 labelled" in md and "mean over the N = 93 queries" in md and "95% interval" in md
+    assert "(1 − m/N)" in md and "at most N" in md
     assert "90% interval" in planning.plan_markdown(need, "vaswani", alpha=0.1)
 
 
@@ -302,7 +318,7 @@ def test_systems_markdown_names_each_estimate_and_shows_crc_centre(tmp_path):
     """CRC's estimate column is its interval's centre, and the Markdown says what each estimate is: no estimate
     outside its own interval, no unexplained mark."""
     runs, qrels, labels = _toy(4)
-    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=2)
+    lq = systems.draw_queries(systems.judged_queries(qrels), 20, seed=2)  # 20: enough for a CRC interval
     table, diffs, _, bias = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10"], n_boot=200, n_batches=200)
     path = tmp_path / "s.md"
     systems.write_systems_md(table, diffs, "vaswani", "minilm", lq, 0.05, path, bias=bias)
@@ -312,7 +328,7 @@ def test_systems_markdown_names_each_estimate_and_shows_crc_centre(tmp_path):
         assert r.low <= r.estimate <= r.high
         assert f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f} | [{r.low:.4f}, {r.high:.4f}] |" in md
     assert "Differences from the baseline good" in md and "| DCG@10 | poor − good |" in md
-    assert "Label bias on the 10 judged queries" in md and "Self-preference warning" not in md
+    assert "Label bias on the 20 judged queries" in md and "Self-preference warning" not in md
 
 
 def test_the_plan_checks_the_systems_block():
@@ -448,7 +464,7 @@ def test_a_labeler_giving_one_grade_has_no_crc_interval_and_says_why(tmp_path):
     runs, qrels, labels = _toy()
     qrels["relevance"] = qrels.relevance.clip(upper=1)
     one = labels[["query_id", "doc_id"]].assign(p_0=1.0, p_1=0.0)
-    lq = systems.draw_queries(systems.judged_queries(qrels), 10, seed=1)
+    lq = systems.draw_queries(systems.judged_queries(qrels), 20, seed=1)  # 20: enough for CRC to calibrate
     table, diffs, _, _ = systems.evaluate_systems(runs, qrels, one, lq, ["DCG@10", "nDCG@10"], n_boot=200,
                                                   n_batches=200)
     crc = table[table.method == "crc"]

@@ -29,36 +29,35 @@ def _own(runs, qrels, labels, judged, **kw):
 
 def test_own_queries_ppi_covers_the_mean_over_all_topics():
     """200 random sets of 10 judged queries of 100 topics: PPI's and PPI++'s intervals for the mean DCG@10 over all
-    100 (ir_measures on the full qrels, which the method never sees) cover it at the rate a z interval on 10
-    values has, P(|T_9| <= z_0.975) = 0.918 (the n − 1 degrees of freedom of the error variance), within three
-    binomial standard errors; the labels' own mean over the topics (biased labels, no human correction) misses
-    it almost always. (Measured: 0.985 for both, 0.000 for the labels alone; PPI's widths about half the
-    bootstrap's.)"""
+    100 (ir_measures on the full qrels, which the method never sees) cover it at their 95% level within three
+    binomial standard errors and not above 0.995 (the variance of a mean over unboundedly many queries covered
+    0.985 here); the labels' own mean over the topics (biased labels, no human correction) misses it almost always.
+    (Measured: PPI 0.955, PPI++ 0.950, labels alone 0.000; PPI's widths 0.56 of the human values' t interval.)"""
     runs, qrels, labels = _toy(11, Q=Q, docs=20)
     truth = {s: evaluate_run(r, qrels, ["DCG@10"]).value.mean() for s, r in runs.items()}
     rng = np.random.default_rng(0)
     R = 200
     hits = {"ppi": 0, "ppi++": 0, "labels only": 0}
-    widths = {"ppi": [], "bootstrap": []}
+    widths = {"ppi": [], "human t": []}
     for rep in range(R):
         judged = [str(x) for x in rng.choice(Q, 10, replace=False)]
         table, _, per_query, _ = _own(runs, qrels, labels, judged, seed=rep)
         t = table[table.system == "good"].set_index("method")
         for m in ("ppi", "ppi++"):
             hits[m] += t.low[m] <= truth["good"] <= t.high[m]
-        for m in widths:
-            widths[m].append(t.width[m])
+        widths["ppi"].append(t.width["ppi"])
         pq = per_query[per_query.system == "good"]
+        h = pq[pq.labelled].u_true.to_numpy()
+        widths["human t"].append(2 * stats.t.ppf(0.975, 9) * h.std(ddof=1) / np.sqrt(10) * np.sqrt(1 - 10 / Q))
         u = pq.u_pred.to_numpy()
         half = stats.t.ppf(0.975, u.size - 1) * u.std(ddof=1) / np.sqrt(u.size)
         hits["labels only"] += abs(u.mean() - truth["good"]) <= half
-    expected = 2 * stats.t.cdf(stats.norm.ppf(0.975), 9) - 1
-    se = np.sqrt(expected * (1 - expected) / R)
+    se = np.sqrt(0.95 * 0.05 / R)
     for m in ("ppi", "ppi++"):
-        assert hits[m] / R >= expected - 3 * se, (m, hits[m] / R, expected)
+        assert 0.95 - 3 * se <= hits[m] / R <= 0.995, (m, hits[m] / R)
     assert hits["labels only"] / R < 0.5, hits
-    # not by being wide: with these labels PPI is narrower than the human values' bootstrap interval
-    assert np.median(widths["ppi"]) < 0.8 * np.median(widths["bootstrap"]), widths
+    # not by being wide: with these labels PPI is narrower than the human values' own interval
+    assert np.median(widths["ppi"]) < 0.8 * np.median(widths["human t"]), widths
 
 
 def test_own_queries_mode_has_no_truth_and_reads_only_the_judged_queries_qrels():
@@ -73,7 +72,7 @@ def test_own_queries_mode_has_no_truth_and_reads_only_the_judged_queries_qrels()
     full, *_ = systems.evaluate_systems(runs, qrels, labels, judged, ["DCG@10", "nDCG@10"], n_boot=50,
                                         n_batches=50, queries=[str(i) for i in range(Q)])
     cols = ["estimate", "low", "high"]
-    assert np.array_equal(full[cols].to_numpy(), table[cols].to_numpy())
+    assert np.array_equal(full[cols].to_numpy(), table[cols].to_numpy(), equal_nan=True)
     # ... while the labels of the unjudged queries move PPI (they are part of the estimate over all N)
     moved = labels.copy()
     other = ~moved.query_id.isin(judged)
@@ -115,10 +114,11 @@ def test_differences_are_system_minus_baseline_with_bonferroni_over_the_systems_
     # signed: good − poor is positive, as its truth
     g = bon[(bon.system_a == "good") & (bon.method == "ppi")].iloc[0]
     assert g.estimate > 0 and g.truth > 0 and g.excludes_zero
-    # PPI's corrected interval is its uncorrected one widened by z(1 − α/4) / z(1 − α/2), the estimate unchanged
+    # PPI's corrected interval is its uncorrected one widened by t(1 − α/4) / t(1 − α/2) (t on min(n, N − n) − 1
+    # = 9 degrees of freedom), the estimate unchanged
     a, b = bon[bon.method == "ppi"], none[none.method == "ppi"]
     assert np.allclose(a.estimate.to_numpy(), b.estimate.to_numpy())
-    ratio = stats.norm.ppf(1 - 0.0125) / stats.norm.ppf(0.975)
+    ratio = stats.t.ppf(1 - 0.0125, 9) / stats.t.ppf(0.975, 9)
     assert np.allclose(a.width.to_numpy(), ratio * b.width.to_numpy())
     with pytest.raises(InputError, match="baseline 'nope'"):
         systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10"], baseline="nope")
@@ -178,7 +178,8 @@ def test_power_table_matches_the_normal_formula_and_shrinks_with_delta():
     power = planning.difference_power(long, per_query, [0.05, 0.1, 0.3], alpha=0.05, power=0.8)
     assert set(power.method) == {"bootstrap", "ppi", "ppi++"} and set(power.system) == {"poor"}
     assert set(power.baseline) == {"good"}
-    # bootstrap: m = ceil(s² (z_{1-α/2} + z_0.8)² / Δ²) with s² the variance of the human differences
+    # bootstrap: the smallest m with (z_{1-α/2} + z_0.8)² (1 − m/N) s²/m <= Δ², s² the variance of the human
+    # differences: m = ceil(s² / (r + s²/N)), r = Δ² / (z_{1-α/2} + z_0.8)²
     a = per_query[per_query.system == "poor"].set_index("query_id")
     b = per_query[per_query.system == "good"].set_index("query_id").loc[a.index]
     d = (a.u_true - b.u_true)[a.labelled.astype(bool)].to_numpy()
@@ -186,8 +187,12 @@ def test_power_table_matches_the_normal_formula_and_shrinks_with_delta():
     for r in power[power.method == "bootstrap"].itertuples():
         delta = r.delta_relative * base
         assert np.isclose(r.delta, delta)
-        m = np.ceil(d.var(ddof=1) * (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 / delta ** 2)
-        assert r.n_needed == max(2.0, m)
+        s2, N = d.var(ddof=1), len(a)
+        m = np.ceil(s2 / (delta ** 2 / (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 + s2 / N))
+        assert r.n_needed == min(N, max(2.0, m))
+        ms = np.arange(2, N + 1)
+        ok = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 * (1 - ms / N) * s2 / ms <= delta ** 2
+        assert r.n_needed == ms[np.argmax(ok)]  # the smallest m that detects it, found by trying every m
     for meth in ("bootstrap", "ppi", "ppi++"):
         n = power[power.method == meth].n_needed.to_numpy()
         assert (np.diff(n) <= 0).all(), (meth, n)  # a larger difference needs no more queries

@@ -492,3 +492,53 @@ def test_er_interval_covers_the_true_ratio():
         ci = effect_ratio_interval(b, a, rb, ra)
         hits += bool(ci.bounded and ci.low <= 0.5 <= ci.high)
     assert 0.93 <= hits / 400 <= 0.97
+
+
+def _er_experiment(seed=6, n=40):
+    """Per-topic scores (Series indexed by topic id, in one order) of an original and a reproduced experiment whose
+    per-topic effects are correlated."""
+    rng = np.random.default_rng(seed)
+    topics = [str(401 + j) for j in range(n)]
+    b = rng.uniform(0.2, 0.5, n)
+    a = b + 0.04 + rng.normal(0, 0.03, n)
+    rb = b + rng.normal(0, 0.01, n)
+    ra = rb + 0.8 * (a - b) + rng.normal(0, 0.01, n)
+    return [pd.Series(x, index=pd.Index(topics, name="query_id")) for x in (b, a, rb, ra)]
+
+
+def test_er_interval_pairs_series_by_topic_not_by_position():
+    from irrepro.repro import effect_ratio_interval
+
+    b, a, rb, ra = _er_experiment()
+    aligned = effect_ratio_interval(b, a, rb, ra)
+    assert aligned.bounded
+    # the same as four arrays in one topic order
+    arrays = effect_ratio_interval(*(x.to_numpy() for x in (b, a, rb, ra)))
+    assert (arrays.low, arrays.high) == pytest.approx((aligned.low, aligned.high), abs=1e-12)
+    rng = np.random.default_rng(7)
+    for shuffle_each in (False, True):  # the reproduced experiment in another topic order (its two runs alike or not)
+        p = rng.permutation(len(b))
+        q = rng.permutation(len(b)) if shuffle_each else p
+        ci = effect_ratio_interval(b, a, rb.iloc[p], ra.iloc[q])
+        assert ci.bounded
+        for got, want in ((ci.low, aligned.low), (ci.high, aligned.high),
+                          (ci.denominator_low, aligned.denominator_low),
+                          (ci.denominator_high, aligned.denominator_high)):
+            assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_er_interval_rejects_other_topics_and_mixed_inputs():
+    from irrepro.repro import effect_ratio_interval
+
+    b, a, rb, ra = _er_experiment()
+    other = {"401": "999"}  # the reproduction lacks topic 401 and has 999 instead
+    rb2, ra2 = (x.rename(index=other) for x in (rb, ra))
+    with pytest.raises(InputError, match=r"different topics \(only in the first: \['401'\], only in the second: "
+                                         r"\['999'\]\)"):
+        effect_ratio_interval(b, a, rb2, ra2)
+    with pytest.raises(InputError, match="different topics"):
+        effect_ratio_interval(b, a, rb.iloc[1:], ra.iloc[1:])
+    with pytest.raises(InputError, match="2 of the 4 score vectors are Series"):
+        effect_ratio_interval(b, a, rb.to_numpy(), ra.to_numpy())
+    with pytest.raises(InputError, match="the original has 40 topics, the reproduction 39"):
+        effect_ratio_interval(b.to_numpy(), a.to_numpy(), rb.to_numpy()[1:], ra.to_numpy()[1:])

@@ -268,6 +268,65 @@ def test_coverage_by_group_on_a_ci_systems_table():
         sp.coverage_by_group(table.assign(truth=np.nan), flags)
 
 
+def test_clustered_proportion_by_hand():
+    from irrepro.papers.ci.summary import clustered_proportion, wilson
+    # 3 draws of 5 intervals: 3, 5, 4 covered. p = 12/15 = 0.8, residuals −1, 1, 0,
+    # var = 3/2 · 2 / 15² = 1/75, half-width t_{2, 0.975} · sqrt(1/75) = 4.302653 · 0.115470 = 0.496828
+    lo, hi = clustered_proportion([3, 5, 4], [5, 5, 5])
+    assert lo == pytest.approx(0.8 - 4.302652729749464 * np.sqrt(1 / 75)) and hi == 1.0  # clipped
+    assert lo == pytest.approx(0.303172, abs=1e-6)
+    # unequal draws: k = 2, 7, 1 of n = 4, 8, 2; p = 10/14, residuals 2 − 40/14, 7 − 80/14, 1 − 20/14
+    k, n = np.array([2, 7, 1]), np.array([4, 8, 2])
+    p = 10 / 14
+    var = 3 / 2 * ((k - p * n) ** 2).sum() / 14 ** 2
+    h = stats.t.ppf(0.975, 2) * np.sqrt(var)
+    assert clustered_proportion(k, n) == pytest.approx((p - h, min(p + h, 1.0)))
+    # a draw without intervals is no cluster: the same as without it (D = 3, not 4)
+    assert clustered_proportion([2, 0, 7, 1], [4, 0, 8, 2]) == pytest.approx((p - h, min(p + h, 1.0)))
+    # variance 0: all covered, one draw, or every draw at the same coverage -> Wilson of p·D of D draws
+    assert clustered_proportion([10] * 20, [10] * 20) == pytest.approx(wilson(20, 20))
+    assert clustered_proportion([0] * 20, [10] * 20) == pytest.approx(wilson(0, 20))
+    assert clustered_proportion([1], [2]) == pytest.approx(wilson(0.5, 1))
+    assert clustered_proportion([1, 2], [3, 6]) == pytest.approx(wilson(2 / 3, 2))
+    assert np.isnan(clustered_proportion([], [])).all() and np.isnan(clustered_proportion([0], [0])).all()
+    # 90%: t_{D−1, 0.95}
+    assert clustered_proportion(k, n, level=0.90)[0] == pytest.approx(p - stats.t.ppf(0.95, 2) * np.sqrt(var))
+
+
+def test_coverage_interval_is_clustered_by_draw():
+    """A draw's systems share its queries: when they are covered or missed together, the 200 rows of 20 draws ×
+    10 systems carry the information of 20 draws, and the interval must be about √10 times wider than a Wilson
+    interval over the rows."""
+    from irrepro.papers.ci.summary import wilson
+    draws, systems, hit = 20, [f"s{i}" for i in range(10)], 15  # draws 0..14 cover every system, 15..19 none
+    rows = [{"system": s, "method": "ppi", "measure": "DCG@10", "low": 0.0, "high": 1.0,
+             "truth": 0.5 if d < hit else 2.0, "draw": d} for d in range(draws) for s in systems + ["own"]]
+    table = pd.DataFrame(rows)
+    flags = {s: False for s in systems} | {"own": True}
+    c = sp.coverage_by_group(table, flags).set_index("group")
+    o = c.loc["other"]
+    assert (o.intervals, o.covered, o.coverage) == (200, 150, 0.75)
+    width = o.coverage_high - o.coverage_low
+    rlo, rhi = wilson(150, 200)
+    assert width >= 2.5 * (rhi - rlo)
+    assert o.coverage_low < hit / draws < o.coverage_high
+    # by hand: residuals 10 − 7.5 = 2.5 (15 draws), −7.5 (5 draws); var = 20/19 · 375 / 200²
+    h = stats.t.ppf(0.975, draws - 1) * np.sqrt(draws / (draws - 1) * (15 * 2.5 ** 2 + 5 * 7.5 ** 2) / 200 ** 2)
+    assert (o.coverage_low, o.coverage_high) == pytest.approx((0.75 - h, 0.75 + h))
+    # one system per draw gives the same interval: the draws, not the rows, are the sample
+    s = c.loc["same_model"]
+    assert (s.intervals, s.covered) == (20, 15)
+    assert (s.coverage_low, s.coverage_high) == pytest.approx((o.coverage_low, o.coverage_high))
+    # a failed interval counts in no_interval, not in its draw's intervals
+    gone = table.assign(low=np.where((table.draw == 0) & (table.system == "s0"), np.nan, table.low))
+    g = sp.coverage_by_group(gone, flags).set_index("group").loc["other"]
+    assert (g.intervals, g.covered, g.no_interval) == (199, 149, 1)
+    # without a draw column the table is one draw: the Wilson interval of one observation
+    one = sp.coverage_by_group(table[table.draw.isin([0, 19])].drop(columns="draw"), flags).set_index("group")
+    assert one.loc["other", "coverage"] == 0.5
+    assert (one.loc["other", "coverage_low"], one.loc["other", "coverage_high"]) == pytest.approx(wilson(0.5, 1))
+
+
 # ------------------------------------------------------------------------------------------------ score tables
 
 def _toy_runs():

@@ -18,7 +18,8 @@ measure, value``; :mod:`irrepro.core.scores`):
 * :func:`coverage_by_group` — the coverage of per-system confidence intervals (e.g. the CI paper's PPI / CRC
   intervals of ``ci.systems``, :mod:`irrepro.papers.ci.systems`) for same-model systems against the others;
 * :func:`coverage_draws` — those intervals from ``draws`` draws of ``n`` human-labelled queries (labels refitted on
-  each draw's queries by a callable), pooled, and their coverage per group;
+  each draw's queries by a callable), pooled, and their coverage per group (its interval clustered by draw: a
+  draw's systems share its queries);
 * :func:`label_score_tables` — the two score tables from runs, qrels and a labels table, computed by the CI paper's
   evaluator (:mod:`irrepro.papers.ci.systems`): a document's predicted gain is ``2^{E_P[r]} − 1`` (the default
   ``label_gain``, the authors' code) or ``E_P[2^r − 1]`` (Eq. 5), from its label distribution ``p_0 .. p_{G-1}``,
@@ -356,21 +357,32 @@ def coverage_by_group(intervals: pd.DataFrame, same_model: Mapping[str, bool], *
     ``intervals``: one row per interval with columns ``system, method, low, high, truth`` — the table of
     ``ci.systems`` (:func:`irrepro.papers.ci.systems.evaluate_systems`, ``results/<v>/ci/systems_<c>.csv``) fits
     as it is; its ``kind = difference`` rows (a difference of two systems) are left out, and ``collection``,
-    ``labeler`` and ``measure`` columns, where present, split the table too. Rows of several repetitions (seeds,
-    label samples) are pooled. An interval covers its truth when ``low ≤ truth ≤ high`` up to rounding
+    ``labeler`` and ``measure`` columns, where present, split the table too. Rows of several draws (the ``draw``
+    column, as :func:`coverage_draws` writes it: one draw of human-labelled queries, with its seed) are pooled; a
+    table without a ``draw`` column is one draw. An interval covers its truth when ``low ≤ truth ≤ high`` up to rounding
     (:func:`irrepro.papers.ci.experiment.covers`). A row without an interval (NaN ``low`` / ``high``, a CRC
     calibration that failed) counts in ``no_interval``, not among the ``intervals``. Every system needs a
     ``same_model`` flag; flags of systems absent from the table are an error (likely a misspelt name).
 
     Columns: the split columns present, then :data:`COVERAGE_COLUMNS`: ``method, group`` (``same_model`` /
-    ``other``), ``intervals``, ``covered``, ``coverage`` = covered / intervals, its 95% Wilson interval
-    ``coverage_low, coverage_high`` (:func:`irrepro.papers.ci.summary.wilson`), ``no_interval``. ``labeler``
-    (when given and the table has no such column) comes first. A group without intervals has NaN coverage. With
-    one row per system, ``intervals`` counts systems: coverage of a handful of systems is a weak signal, which the
-    Wilson interval shows.
+    ``other``), ``intervals``, ``covered``, ``coverage`` = covered / intervals, its 95% interval
+    ``coverage_low, coverage_high`` clustered by draw, ``no_interval``. ``labeler`` (when given and the table has
+    no such column) comes first. A group without intervals has NaN coverage.
+
+    **The coverage interval is clustered by draw** (:func:`irrepro.papers.ci.summary.clustered_proportion`): the
+    intervals of one draw are computed from the same human-labelled queries, so they are not independent — a draw
+    whose queries happen to be unrepresentative makes the intervals of many systems miss together. A binomial
+    (Wilson) interval over the ``intervals`` rows would count draws × systems independent trials and be too narrow
+    (about √(systems) times when a draw's systems are all covered or all missed together). The clustered interval
+    takes per draw the covered and interval counts of the group: the ratio estimate covered / intervals, its
+    cluster-robust variance from the draws' residuals ``covered_d − coverage · intervals_d``, and Student's t with
+    draws − 1 degrees of freedom, clipped to [0, 1]. Where that variance is 0 (one draw; a coverage of 0 or 1;
+    every draw at the same coverage) it is the Wilson interval of coverage · D successes in D draws, taking the
+    draws as the independent units — with one draw (a single ``ci.systems`` table), the interval of a single
+    observation, wide: the coverage of one draw's systems is a weak signal.
     """
     from irrepro.papers.ci.experiment import covers
-    from irrepro.papers.ci.summary import wilson
+    from irrepro.papers.ci.summary import clustered_proportion
 
     need = ["system", "method", "low", "high", "truth"]
     missing = [c for c in need if c not in intervals.columns]
@@ -391,7 +403,7 @@ def coverage_by_group(intervals: pd.DataFrame, same_model: Mapping[str, bool], *
     low, high = df["low"].to_numpy(dtype=float), df["high"].to_numpy(dtype=float)
     has = np.isfinite(low) & np.isfinite(high)
     df = df.assign(group=np.where(df["system"].map(flags).to_numpy(dtype=bool), GROUPS[0], GROUPS[1]),
-                   _has=has, _cov=has & covers(np.where(has, low, 0.0), np.where(has, high, 0.0),
+                   _draw=df["draw"].to_numpy() if "draw" in df.columns else 0, _has=has, _cov=has & covers(np.where(has, low, 0.0), np.where(has, high, 0.0),
                                                df["truth"].to_numpy(dtype=float)))
     keys = [c for c in ("collection", "labeler", "measure") if c in df.columns]
     rows = []
@@ -400,7 +412,8 @@ def coverage_by_group(intervals: pd.DataFrame, same_model: Mapping[str, bool], *
         for group in GROUPS:
             d = g[g["group"] == group]
             n, k = int(d["_has"].sum()), int(d["_cov"].sum())
-            lo, hi = wilson(k, n)
+            per_draw = d.groupby("_draw", sort=True, dropna=False)[["_cov", "_has"]].sum()
+            lo, hi = clustered_proportion(per_draw["_cov"], per_draw["_has"])
             rows.append({**dict(zip(keys + ["method"], key)), "group": group, "intervals": n, "covered": k,
                          "coverage": k / n if n else np.nan, "coverage_low": lo, "coverage_high": hi,
                          "no_interval": int((~d["_has"]).sum())})

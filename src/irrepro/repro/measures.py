@@ -309,13 +309,29 @@ def effect_ratio_interval(orig_baseline, orig_advanced, repro_baseline, repro_ad
     excludes 0); otherwise the set is unbounded: the data are consistent with any ER, and a point ER (however large)
     says nothing. The set is the solutions of the quadratic
     (mean(d)² - t² v_d) ρ² - 2 (mean(d) mean(d') - t² c) ρ + (mean(d')² - t² v_d') <= 0.
+
+    Pairing. The covariance c pairs each topic's original effect d_j with its reproduced effect d'_j, so the four
+    score vectors must be given alike. Four Series indexed by topic id are paired by topic, in any order: the
+    baseline with the advanced scores within each experiment, then the original with the reproduced effects; each
+    pair must cover the same topics (else :class:`~irrepro.errors.InputError`, naming the topics found on one side
+    only). Four 1-d arrays (or lists) without topic ids are paired by position: element j of each is topic j, the
+    same topic in all four, and they must be of one length. Series mixed with arrays raise InputError.
     """
+    sides = (orig_baseline, orig_advanced, repro_baseline, repro_advanced)
+    by_topic = sum(isinstance(s, pd.Series) for s in sides)
+    if by_topic not in (0, len(sides)):
+        raise InputError(f"ER interval: {by_topic} of the 4 score vectors are Series indexed by topic id and "
+                         f"{len(sides) - by_topic} have no topic ids; give all four as Series (paired by topic) "
+                         "or all four as arrays (paired by position)")
     b, a = _paired(orig_baseline, orig_advanced, "ER interval, original experiment")
     rb, ra = _paired(repro_baseline, repro_advanced, "ER interval, reproduced experiment")
-    if len(b) != len(rb):
-        raise InputError(f"ER interval: the original has {len(b)} topics, the reproduction {len(rb)}; Fieller's "
-                         "interval pairs them (the same topics)")
     d, dr = a - b, ra - rb
+    if by_topic:  # d is in orig_baseline's topic order, dr in repro_baseline's: pair them by topic
+        d, dr = _paired(pd.Series(d, index=orig_baseline.index), pd.Series(dr, index=repro_baseline.index),
+                        "ER interval, original (first) vs reproduced (second) experiment")
+    elif len(d) != len(dr):
+        raise InputError(f"ER interval: the original has {len(d)} topics, the reproduction {len(dr)}; Fieller's "
+                         "interval pairs them (the same topics)")
     n = len(d)
     if n < 2:
         raise InputError("ER interval: at least 2 topics are needed")

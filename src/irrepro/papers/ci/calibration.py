@@ -65,7 +65,8 @@ def single_query_batches(n):
     return np.arange(int(n))[:, None]
 
 
-def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction, label_gain, check_batches=True):
+def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction, label_gain, check_batches=True,
+                        counts=None):
     alpha = _check_alpha(alpha)
     u = _check_values(u_true, "u_true", ndim=1)
     P = _check_dist(dists, "dists", min_ndim=3)
@@ -74,12 +75,24 @@ def _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction
                          f"got {P.shape}")
     w = _query_weights(weights, P.shape[0], P.shape[1])
     g = _gain_spec(gain, P.shape[-1], label_gain)
-    B = np.asarray(batches)
-    if B.ndim != 2 or B.shape[0] < 1 or B.shape[1] < 1 or not np.issubdtype(B.dtype, np.integer):
-        raise InputError(f"batches must be a 2-d int array (M, batch_size) of query indices, got {B.shape} "
-                         f"{B.dtype}")
-    if check_batches and ((B < 0).any() or (B >= u.size).any()):
-        raise InputError(f"batches: query indices must lie in 0..{u.size - 1}")
+    if batches is None:                     # batches given by their counts only (:func:`calibrate_crc`)
+        if counts is None:
+            raise InputError("calibration: give the batches, or their counts (M, n)")
+        C = np.asarray(counts)
+        if C.ndim != 2 or C.shape[0] < 1 or C.shape[1] != u.size or (C < 0).any():
+            raise InputError(f"counts must be a non-negative (M, n) array with n = {u.size} calibration queries, "
+                             f"got {C.shape}")
+        rows = C.sum(axis=1)
+        if (rows <= 0).any():
+            raise InputError("counts: every batch must hold a query")
+        B = np.broadcast_to(np.intp(0), (C.shape[0], int(rows.max())))   # the batches' shape (no indices)
+    else:
+        B = np.asarray(batches)
+        if B.ndim != 2 or B.shape[0] < 1 or B.shape[1] < 1 or not np.issubdtype(B.dtype, np.integer):
+            raise InputError(f"batches must be a 2-d int array (M, batch_size) of query indices, got {B.shape} "
+                             f"{B.dtype}")
+        if check_batches and ((B < 0).any() or (B >= u.size).any()):
+            raise InputError(f"batches: query indices must lie in 0..{u.size - 1}")
     if correction == "batches":
         size = B.shape[0]
     elif correction == "queries":
@@ -424,7 +437,7 @@ def calibrate_crc_sets(u_true, dists_sets, batches, alpha=0.05, *, weights=None,
     sets = []
     for dists in dists_sets:
         _, u, P, w, g, B, bound = _calibration_inputs(u_true, dists, batches, alpha, weights, gain, correction,
-                                                      label_gain, check_batches)
+                                                      label_gain, check_batches, counts)
         sets.append((P, w, g))
         check_batches = False                          # the same batches: checked once
     if not sets:
@@ -434,7 +447,7 @@ def calibrate_crc_sets(u_true, dists_sets, batches, alpha=0.05, *, weights=None,
     if grid < 1:
         raise InputError(f"grid must be >= 1, got {grid}")
     # C[i, j] = how often query j occurs in batch i; b·(Û_CRC(Q̄_i, λ) − U(Q̄_i)) = (C (û_λ − u))_i
-    C = batch_counts(B, u.size) if counts is None else counts
+    C = batch_counts(batches, u.size) if counts is None else np.asarray(counts, dtype=float)
     thr = bound * M   # risk < bound  ⇔  number of losses < bound·M
     return [_finish(-lam_low, lam_high, c_low / M, c_high / M, bound, M)
             for (lam_low, c_low), (lam_high, c_high) in _calibrate(u, sets, C, thr, b, tol, grid)]

@@ -15,15 +15,21 @@ Two modes, one computation:
 
 Each chosen system's top ``k`` of each of the ``N`` queries is labelled by the labeler (:func:`system_arrays`).
 
-* ``bootstrap``: :func:`~irrepro.papers.ci.bootstrap.bootstrap_ci` of the n human values.
-* ``ppi`` / ``ppi++``: :func:`~irrepro.papers.ci.ppi.ppi_mean_ci` with the predictions of all N queries and the
-  errors of the n (``lam=1`` / ``lam="tuned"``).
-* ``crc``: λ calibrated on ``batches`` resamples of the n labelled queries
-  (:func:`~irrepro.papers.ci.calibration.calibrate_crc`), bounds ``Û_CRC(λ)`` on the N − n other queries
-  (Eq. 20); the interval of the mean over all N adds the n known human values:
-  ``(Σ_labelled U + (N − n)·bound) / N``; its ``estimate`` is the interval's centre (CRC gives no point
-  estimate). The difference of two systems has no CRC interval (CRC's λ shifts a metric one way; a difference of
-  two metrics is not monotone in it).
+**The target** of every interval, in both modes, is the mean over these N queries (not over a population of
+queries they stand for): the n judged ones are a uniform random sample of the N drawn without replacement, the
+labels of all N are known, so the intervals use the variances of that sampling (:mod:`irrepro.papers.ci.finite`;
+width 0 at n = N). The CI paper's own figures (Figs 2–4, Table 1) keep the paper's formulas.
+
+* ``bootstrap``: :func:`~irrepro.papers.ci.finite.bootstrap_interval`, the bootstrap-t of the n human values.
+* ``ppi`` / ``ppi++``: :func:`~irrepro.papers.ci.finite.ppi_interval` with the predictions of all N and the errors
+  of the n (``lam=1`` / ``lam="tuned"``, the latter with a jackknife standard error).
+* ``crc``: λ calibrated on two-stage resamples of the n shaped like the N − n others, bounds ``Û_CRC(λ)`` on the
+  N − n other queries (Eq. 20); the interval of the mean over all N adds the n known human values:
+  ``(Σ_labelled U + (N − n)·bound) / N`` (:func:`~irrepro.papers.ci.finite.crc_interval_of_mean`); its
+  ``estimate`` is the interval's centre (CRC gives no point estimate). With fewer than
+  :func:`~irrepro.papers.ci.finite.crc_min_queries` judged queries (20 at α = 0.05) there is no CRC interval: it
+  cannot hold its level (the row's note says so). The difference of two systems has no CRC interval (CRC's λ
+  shifts a metric one way; a difference of two metrics is not monotone in it).
 
 Differences are each system − the baseline (the first system unless named), Bonferroni-corrected over the systems
 compared by default. ``bias`` rows: the labels' metric − the human metric on the labelled queries, per system, with
@@ -48,13 +54,11 @@ import pandas as pd
 
 from irrepro.core.gain import dcg_weights, exp_gain
 from irrepro.errors import InputError
-from irrepro.papers.ci.bootstrap import bootstrap_ci
-from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
+from irrepro.papers.ci import finite
 from irrepro.papers.ci.crc import crc_query_utility
 from irrepro.papers.ci.experiment import covers
 from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
 from irrepro.papers.ci.plan import parse_measure
-from irrepro.papers.ci.ppi import ppi_mean_ci, ppi_power_lambda
 from irrepro.papers.ci.ranking import _natural, _pred_gain, label_columns, labelled_ranking
 from irrepro.stats import paired
 
@@ -66,7 +70,7 @@ CORRECTIONS = ("bonferroni", "none")
 COLUMNS = ["system", "measure", "method", "n", "N", "estimate", "low", "high", "width", "truth", "covered",
            "lam_low", "lam_high", "ppi_lambda", "same_model", "note"]
 DIFF_COLUMNS = ["system_a", "system_b", "measure", "method", "n", "N", "estimate", "low", "high", "width", "truth",
-                "covered", "excludes_zero", "ppi_lambda", "correction", "alpha_adjusted"]
+                "covered", "excludes_zero", "ppi_lambda", "correction", "alpha_adjusted", "note"]
 BIAS_COLUMNS = ["system", "measure", "method", "n", "N", "estimate", "low", "high", "width", "same_model"]
 
 
@@ -276,12 +280,24 @@ def _covered(low, high, truth):
     return None if np.isnan(truth) else bool(covers(low, high, truth))
 
 
+def _bootstrap(values, N, alpha, n_boot, rng):
+    """The bootstrap row's interval and note: none (NaN) below :data:`~irrepro.papers.ci.finite.BOOTSTRAP_MIN_QUERIES`
+    judged queries."""
+    note = finite.bootstrap_note(len(values), alpha)
+    if note:
+        nan = finite.FiniteInterval(np.nan, np.nan, np.nan, np.nan, np.nan)
+        return nan, note
+    return finite.bootstrap_interval(values, N, alpha, n_boot, rng=rng), ""
+
+
 def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0,
                      label_gain=DEFAULT_LABEL_GAIN, key=(0,), mask=None) -> list[dict]:
     """The four intervals (:data:`METHODS`) of one system's mean over the N queries from the human values of the
-    ``labelled`` queries (a bool mask or indices) only; ``truth`` = the mean of ``u_true`` over all N (NaN where
-    ``u_true`` is NaN outside the labelled queries: own-queries mode, ``covered`` then None); ``note``: why a row
-    has no interval (a failed CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
+    ``labelled`` queries (a bool mask or indices) only, each with the variance of that target
+    (:mod:`irrepro.papers.ci.finite`: sampling the n of the N without replacement); ``truth`` = the mean of
+    ``u_true`` over all N (NaN where ``u_true`` is NaN outside the labelled queries: own-queries mode, ``covered``
+    then None); ``note``: why a row has no interval (CRC with too few judged queries, or a failed calibration,
+    :func:`crc_failure_note`; ``mask``: the ranked slots).
     ``estimate``: bootstrap's the mean of the n human values, PPI's and PPI++'s their point estimates, CRC's its
     interval's centre (CRC gives no point estimate).
     Random streams: ``SeedSequence(seed, spawn_key=key + (method index,))``."""
@@ -291,61 +307,51 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     L = np.zeros(N, bool)
     L[labelled] = True
     n = int(L.sum())
-    T = ~L
     if not np.isfinite(u_true[L]).all():
         raise InputError("a labelled query has no human value")
     truth = _truth(u_true)
     rows = []
 
-    def row(method, est, low, high, lam_low=np.nan, lam_high=np.nan, lam=np.nan, note=""):
-        rows.append({"method": method, "n": n, "N": N, "estimate": float(est), "low": float(low),
-                     "high": float(high), "width": float(high - low), "truth": truth,
-                     "covered": _covered(low, high, truth), "lam_low": lam_low, "lam_high": lam_high,
-                     "ppi_lambda": lam, "note": note})
+    def row(method, r, note="", lam_low=np.nan, lam_high=np.nan):
+        rows.append({"method": method, "n": n, "N": N, "estimate": float(r.estimate), "low": float(r.low),
+                     "high": float(r.high), "width": float(r.high - r.low), "truth": truth,
+                     "covered": _covered(r.low, r.high, truth), "lam_low": lam_low, "lam_high": lam_high,
+                     "ppi_lambda": r.lam, "note": note})
 
-    b = bootstrap_ci(u_true[L], alpha, n_boot, rng=_rng(seed, *key, 0))
-    row("bootstrap", b.estimate, b.low, b.high)
-    p = ppi_mean_ci(u_true[L], u_pred[L], u_pred[T], alpha)
-    row("ppi", p.estimate, p.low, p.high, lam=1.0)
-    lam = float(ppi_power_lambda(u_true[L], u_pred[L], u_pred))
-    p = ppi_mean_ci(u_true[L], u_pred[L], u_pred[T], alpha, lam=lam)
-    row("ppi++", p.estimate, p.low, p.high, lam=lam)
-    batches = _rng(seed, *key, 3).integers(0, n, size=(int(n_batches), n))
-    cal = calibrate_crc(u_true[L], dists[L], batches, alpha, weights=W[L], label_gain=label_gain)
-    _, lo, hi = crc_interval(dists[T], cal, weights=W[T], label_gain=label_gain)
-    note = crc_failure_note(dists[L], W[L], cal, label_gain, None if mask is None else mask[L]) if cal.failed else ""
-    known, m = u_true[L].sum(), T.sum()
-    low, high = (known + m * lo) / N, (known + m * hi) / N
-    row("crc", (low + high) / 2, low, high, cal.lam_low, cal.lam_high, note=note)
+    row("bootstrap", *_bootstrap(u_true[L], N, alpha, n_boot, _rng(seed, *key, 0)))
+    row("ppi", finite.ppi_interval(u_true[L], u_pred[L], u_pred, alpha, lam=1.0))
+    row("ppi++", finite.ppi_interval(u_true[L], u_pred[L], u_pred, alpha, lam="tuned"))
+    c = finite.crc_interval_of_mean(u_true[L], dists, W, L, alpha, n_batches, rng=_rng(seed, *key, 3),
+                                    label_gain=label_gain)
+    cal, note = c.calibration, c.note
+    if note == "failed":
+        note = crc_failure_note(dists[L], W[L], cal, label_gain, None if mask is None else mask[L])
+    row("crc", c.interval, note, np.nan if cal is None else cal.lam_low, np.nan if cal is None else cal.lam_high)
     return rows
 
 
 def difference_intervals(d_true, d_pred, labelled, *, alpha=0.05, n_boot=10_000, seed=0, key=(1,)) -> list[dict]:
-    """Bootstrap, PPI and PPI++ intervals at level 1 − ``alpha`` of the mean per-query difference
-    ``d = U_system − U_baseline`` (``d_pred`` its prediction) from the ``labelled`` queries' human differences;
-    ``excludes_zero``: the interval decides which system is better at that level."""
+    """Bootstrap, PPI and PPI++ intervals at level 1 − ``alpha`` of the mean over the N queries of the per-query
+    difference ``d = U_system − U_baseline`` (``d_pred`` its prediction) from the ``labelled`` queries' human
+    differences (:mod:`irrepro.papers.ci.finite`); ``excludes_zero``: the interval decides which system is better
+    at that level."""
     d_true = np.asarray(d_true, dtype=float)
     d_pred = np.asarray(d_pred, dtype=float)
     N = d_true.size
     L = np.zeros(N, bool)
     L[labelled] = True
-    T = ~L
     truth = _truth(d_true)
     rows = []
 
-    def row(method, est, low, high, lam=np.nan):
-        rows.append({"method": method, "n": int(L.sum()), "N": N, "estimate": float(est), "low": float(low),
-                     "high": float(high), "width": float(high - low), "truth": truth,
-                     "covered": _covered(low, high, truth), "excludes_zero": bool(low > 0 or high < 0),
-                     "ppi_lambda": lam})
+    def row(method, r, note=""):
+        rows.append({"method": method, "n": int(L.sum()), "N": N, "estimate": float(r.estimate),
+                     "low": float(r.low), "high": float(r.high), "width": float(r.high - r.low), "truth": truth,
+                     "covered": _covered(r.low, r.high, truth), "excludes_zero": bool(r.low > 0 or r.high < 0),
+                     "ppi_lambda": r.lam, "note": note})
 
-    b = bootstrap_ci(d_true[L], alpha, n_boot, rng=_rng(seed, *key, 0))
-    row("bootstrap", b.estimate, b.low, b.high)
-    p = ppi_mean_ci(d_true[L], d_pred[L], d_pred[T], alpha)
-    row("ppi", p.estimate, p.low, p.high, 1.0)
-    lam = float(ppi_power_lambda(d_true[L], d_pred[L], d_pred))
-    p = ppi_mean_ci(d_true[L], d_pred[L], d_pred[T], alpha, lam=lam)
-    row("ppi++", p.estimate, p.low, p.high, lam)
+    row("bootstrap", *_bootstrap(d_true[L], N, alpha, n_boot, _rng(seed, *key, 0)))
+    row("ppi", finite.ppi_interval(d_true[L], d_pred[L], d_pred, alpha, lam=1.0))
+    row("ppi++", finite.ppi_interval(d_true[L], d_pred[L], d_pred, alpha, lam="tuned"))
     return rows
 
 
@@ -447,7 +453,7 @@ def systems_long(table: pd.DataFrame, diffs: pd.DataFrame, bias: pd.DataFrame | 
     parts = [a, b]
     if bias is not None and len(bias):
         parts.append(bias.assign(kind="bias", system_b="", excludes_zero=(bias.low > 0) | (bias.high < 0)))
-    noted = "note" in table and table.note.fillna("").astype(bool).any()
+    noted = any("note" in t and t.note.fillna("").astype(bool).any() for t in (table, diffs))
     out = pd.concat(parts, ignore_index=True)
     return out.reindex(columns=LONG_COLUMNS + (["note"] if noted else []))
 
@@ -517,10 +523,20 @@ def write_systems_md(table: pd.DataFrame, diffs: pd.DataFrame, collection: str, 
         else:
             lines += ["| measure | system − baseline | method | estimate | interval | excludes 0 | all human labels | "
                       "covered |", "|---|---|---|---:|---|---|---:|---|"]
+        dnotes = []
         for r in diffs.itertuples():
+            note = getattr(r, "note", "")
+            if isinstance(note, str) and note:
+                dnotes.append(f"- {r.measure}, {r.system_a} − {r.system_b}, {r.method}: {note}.")
+                tail = "" if own else f" {r.truth:+.4f} | — |"
+                lines.append(f"| {r.measure} | {r.system_a} − {r.system_b} | {r.method} | — | no interval (see "
+                             f"below) | — |{tail}")
+                continue
             tail = "" if own else f" {r.truth:+.4f} | {'yes' if r.covered else 'NO'} |"
             lines.append(f"| {r.measure} | {r.system_a} − {r.system_b} | {r.method} | {r.estimate:+.4f} | "
                          f"[{r.low:+.4f}, {r.high:+.4f}] | {'yes' if r.excludes_zero else 'no'} |{tail}")
+        if dnotes:
+            lines += ["", "Differences without an interval:", "", *dnotes]
     if bias is not None and len(bias):
         lines += ["", f"Label bias on the {len(labelled)} judged queries (the labels' metric − the human metric, "
                   f"mean over the judged queries with its {1 - alpha:.0%} t interval; positive: the labels overrate "
