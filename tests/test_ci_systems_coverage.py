@@ -39,16 +39,18 @@ def population(seed=0, noise=1.0):
 
 
 @functools.lru_cache(maxsize=None)
-def _draws(share, seed=0, noise=1.0):
-    """The rows of :func:`systems.system_intervals` for R random sets of judged queries (computed once per share
-    for both tests)."""
+def _draws(share, seed=0, noise=1.0, draws=R, resamples=500):
+    """``(U, Û, n, rows)``: the rows of :func:`systems.system_intervals` (``resamples`` bootstrap resamples and CRC
+    batches) for ``draws`` random sets of n = share·N judged queries, each row with its ``draw`` (computed once per
+    share for both tests; tests/bench_coverage.py runs it with more draws)."""
     u, up, P, W = population(seed, noise)
     n = round(share * N)
     rng = np.random.default_rng(100 + seed)
     rows = []
-    for r in range(R):
+    for r in range(draws):
         judged = rng.choice(N, n, replace=False)
-        for row in systems.system_intervals(u, up, P, W, judged, alpha=ALPHA, n_boot=500, n_batches=500, seed=r):
+        for row in systems.system_intervals(u, up, P, W, judged, alpha=ALPHA, n_boot=resamples,
+                                            n_batches=resamples, seed=r):
             rows.append(dict(row, draw=r))
     return u, up, n, rows
 

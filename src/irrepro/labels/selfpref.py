@@ -402,9 +402,9 @@ def coverage_by_group(intervals: pd.DataFrame, same_model: Mapping[str, bool], *
     flags = _flags(same_model, systems, "the intervals table")
     low, high = df["low"].to_numpy(dtype=float), df["high"].to_numpy(dtype=float)
     has = np.isfinite(low) & np.isfinite(high)
+    covered = has & covers(np.where(has, low, 0.0), np.where(has, high, 0.0), df["truth"].to_numpy(dtype=float))
     df = df.assign(group=np.where(df["system"].map(flags).to_numpy(dtype=bool), GROUPS[0], GROUPS[1]),
-                   _draw=df["draw"].to_numpy() if "draw" in df.columns else 0, _has=has, _cov=has & covers(np.where(has, low, 0.0), np.where(has, high, 0.0),
-                                               df["truth"].to_numpy(dtype=float)))
+                   _draw=df["draw"].to_numpy() if "draw" in df.columns else 0, _has=has, _cov=covered)
     keys = [c for c in ("collection", "labeler", "measure") if c in df.columns]
     rows = []
     for key, g in df.groupby(keys + ["method"], sort=True):

@@ -58,11 +58,13 @@ def sampling_fraction(n: int, N: int) -> float:
     return n / N
 
 
-def t_quantile(alpha: float, n: int, N: int) -> float:
+def t_quantile(alpha: float, n, N: int):
     """``t_{d}(1 − α/2)`` with ``d = min(n, N − n) − 1`` (at least 1): the two-sided quantile of an interval of the
-    mean over N from n of them (see the module's text)."""
-    d = max(1, min(int(n), int(N) - int(n)) - 1)
-    return float(t_ppf(1 - _check_alpha(alpha) / 2, d))
+    mean over N from n of them (see the module's text); ``n`` may be an array (an array of quantiles)."""
+    n = np.asarray(n, dtype=int)
+    d = np.maximum(1, np.minimum(n, int(N) - n) - 1)
+    q = t_ppf(1 - _check_alpha(alpha) / 2, d)
+    return float(q) if np.ndim(q) == 0 else q
 
 
 def power_lambda(y_true, y_pred):
@@ -188,8 +190,8 @@ def crc_interval_of_mean(u_judged, dists, W, judged, alpha=0.05, n_batches=10_00
     m = N − n unjudged queries' size drawn from the n ``judged`` (a bool mask of the N, or indices; ``u_judged``
     their human values in that order), with the bound ``½(α − (1 − α)/n)`` (``correction="queries"``); then
     ``(Σ_judged U + m·[Û_CRC(unjudged, λ_low), Û_CRC(unjudged, λ_high)]) / N``. ``dists`` (N, k, G), ``W`` (N, k)
-    of all N. With n < :func:`crc_min_queries` no interval (the note says so); a failed calibration leaves NaN
-    bounds and a note for the caller to fill (``note == "failed"``)."""
+    of all N. With n < :func:`crc_min_queries` no interval (the note says so); a failed calibration
+    (``calibration.failed``) leaves NaN bounds and no note: why it failed is the caller's to say."""
     from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
 
     P = np.asarray(dists, dtype=float)
@@ -214,5 +216,4 @@ def crc_interval_of_mean(u_judged, dists, W, judged, alpha=0.05, n_batches=10_00
     _, lo, hi = crc_interval(P[~L], cal, weights=W[~L], label_gain=label_gain)
     known = float(u.sum())
     low, high = (known + m * lo) / N, (known + m * hi) / N
-    return CRCResult(FiniteInterval((low + high) / 2, low, high, np.nan, np.nan), cal,
-                     "failed" if cal.failed else "")
+    return CRCResult(FiniteInterval((low + high) / 2, low, high, np.nan, np.nan), cal, "")

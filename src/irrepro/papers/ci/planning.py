@@ -47,7 +47,7 @@ def variance_terms(u_labelled, pred_labelled, pred_all, crc_width=None, alpha=0.
 def planned_width(a: float, m, N: int, alpha=0.05) -> np.ndarray:
     """``2·t·sqrt((1 − m/N)·a/m)`` for each m (0 at m = N)."""
     m = np.atleast_1d(np.asarray(m, dtype=int))
-    t = np.array([t_quantile(alpha, k, N) for k in m])
+    t = t_quantile(alpha, m, N)
     return 2 * t * np.sqrt(np.clip(1 - m / N, 0, None) * a / m)
 
 

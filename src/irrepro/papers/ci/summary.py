@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from irrepro.errors import InputError
+
 
 def summarise(runs: pd.DataFrame, by: str) -> pd.DataFrame:
     """Per method and setting: mean width with its 95% prediction interval over runs (2.5/97.5 percentiles),
@@ -59,7 +61,7 @@ def clustered_proportion(covered, intervals, level: float = 0.95):
     k = np.asarray(covered, dtype=float).ravel()
     n = np.asarray(intervals, dtype=float).ravel()
     if k.shape != n.shape:
-        raise ValueError(f"covered and intervals differ in length: {k.size} and {n.size}")
+        raise InputError(f"covered and intervals differ in length: {k.size} and {n.size}")
     keep = n > 0
     k, n = k[keep], n[keep]
     D, N = len(n), float(n.sum())

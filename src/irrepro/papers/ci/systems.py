@@ -296,8 +296,8 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     ``labelled`` queries (a bool mask or indices) only, each with the variance of that target
     (:mod:`irrepro.papers.ci.finite`: sampling the n of the N without replacement); ``truth`` = the mean of
     ``u_true`` over all N (NaN where ``u_true`` is NaN outside the labelled queries: own-queries mode, ``covered``
-    then None); ``note``: why a row has no interval (CRC with too few judged queries, or a failed calibration,
-    :func:`crc_failure_note`; ``mask``: the ranked slots).
+    then None); ``note``: why a row has no interval (the bootstrap or CRC with too few judged queries, or a failed
+    CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
     ``estimate``: bootstrap's the mean of the n human values, PPI's and PPI++'s their point estimates, CRC's its
     interval's centre (CRC gives no point estimate).
     Random streams: ``SeedSequence(seed, spawn_key=key + (method index,))``."""
@@ -324,7 +324,7 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     c = finite.crc_interval_of_mean(u_true[L], dists, W, L, alpha, n_batches, rng=_rng(seed, *key, 3),
                                     label_gain=label_gain)
     cal, note = c.calibration, c.note
-    if note == "failed":
+    if cal is not None and cal.failed:
         note = crc_failure_note(dists[L], W[L], cal, label_gain, None if mask is None else mask[L])
     row("crc", c.interval, note, np.nan if cal is None else cal.lam_low, np.nan if cal is None else cal.lam_high)
     return rows
