@@ -1,7 +1,8 @@
 """Coverage and median width of ci.systems' intervals per method and share of judged queries, on the synthetic
 population of tests/test_ci_systems_coverage.py (the table in docs/ci.md):
 
-    python tests/bench_coverage.py 2000      # draws per cell
+    python tests/bench_coverage.py 2000          # draws per cell, N = 100 queries (the test's)
+    python tests/bench_coverage.py 600 200      # 600 draws per cell of a population of 200 queries
 """
 import sys
 from pathlib import Path
@@ -14,7 +15,8 @@ import test_ci_systems_coverage as T  # noqa: E402
 from irrepro.papers.ci import systems  # noqa: E402
 
 
-def main(R: int) -> None:
+def main(R: int, N: int = T.N) -> None:
+    T.N = N  # the population's size (read by T.population and T._draws when called)
     for seed, noise in ((0, 1.0), (1, 3.0)):
         u, up, *_ = T.population(seed, noise)
         print(f"population seed {seed} noise {noise}: corr(U, Û) {np.corrcoef(u, up)[0, 1]:.2f}")
@@ -30,4 +32,4 @@ def main(R: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000, *(int(a) for a in sys.argv[2:3]))

@@ -144,9 +144,15 @@ def test_an_evaluated_querys_human_grades_never_reach_the_mapping():
     s, y, q = _scores()
     fit = [f"q{i}" for i in range(10)]
     base, models = C.crossfit(s, y, q, 2, folds=5, seed=0, fit_queries=fit)
-    assert np.isfinite(base).all() and [m["fold"] for m in models] == [0, 1, 2, 3, 4, -1]
-    assert models[-1]["train_queries"] == 10
+    assert np.isfinite(base).all() and [m["fold"] for m in models] == [0, 1, 2, 3, 4]
+    assert all(m["train_queries"] == 8 for m in models)  # 10 fit queries, 2 in each fold
     evaluated = ~np.isin(q, fit)
+    # the evaluated queries are labelled by the same five models as the fit ones (their mean: cross-prediction),
+    # not by a sixth fitted on all ten fit queries, whose mapping no fit query's label ever saw
+    mix = np.mean([C.apply_ordinal(m, s[evaluated]) for m in models], axis=0)
+    assert np.allclose(base[evaluated], mix, rtol=0, atol=1e-15)
+    all_ten = C.apply_ordinal(C.fit_ordinal(s[~evaluated], y[~evaluated].astype(int), 2), s[evaluated])
+    assert not np.allclose(base[evaluated], all_ten, rtol=0, atol=1e-6)
     # any grades (even none) for the evaluated queries: every label is the same, bit for bit
     y_nan = np.where(evaluated, np.nan, y)
     same, _ = C.crossfit(s, y_nan, q, 2, folds=5, seed=0, fit_queries=fit)

@@ -107,8 +107,11 @@ def crossfit(scores, grades, query_ids, n_grades: int, folds: int = 5, seed: int
 
     ``fit_queries``: only these queries' human grades fit the mapping (the few human-labelled queries of an
     evaluation; the grades of every other pair are ignored and may be anything, e.g. NaN). They are dealt into
-    ``folds`` folds and each is labelled by the model of the other folds, as above; every other query is labelled
-    by one model fitted on all of them (reported with ``fold`` = −1).  None: every query is a fit query.
+    ``folds`` folds and each is labelled by the model of the other folds, as above; every other query by the mean of
+    the ``folds`` models' distributions (cross-prediction, Zrnic & Candès 2024): the same models that label the fit
+    queries, so a judged and an unjudged query are labelled alike (one model fitted on all of them would label the
+    unjudged ones with a mapping the judged ones' labels never saw: a bias PPI's correction does not remove).
+    None: every query is a fit query.
     """
     s = np.asarray(scores, dtype=float)
     q = np.asarray([str(x) for x in query_ids])
@@ -141,10 +144,5 @@ def crossfit(scores, grades, query_ids, n_grades: int, folds: int = 5, seed: int
                        **m})
     rest = ~fit
     if rest.any():
-        try:
-            m = fit_ordinal(s[fit], y[fit], n_grades, ridge)
-        except InputError as e:
-            raise InputError(f"calibration on the fit queries: {e}") from None
-        out[rest] = apply_ordinal(m, s[rest])
-        models.append({"fold": -1, "train_pairs": int(fit.sum()), "train_queries": int(len(set(q[fit]))), **m})
+        out[rest] = np.mean([apply_ordinal(m, s[rest]) for m in models], axis=0)
     return out, models
