@@ -8,14 +8,12 @@ from irrepro.labels.prefix import PrefixStore, group_by_prefix
 
 from conftest import smollm2_labeler
 
-# a fixed sample: 4 Cranfield-like queries x 5 abstracts (20 pairs), texts of very different lengths
+# a fixed sample: 3 Cranfield-like queries x 4 abstracts (12 pairs), texts of very different lengths (more pairs
+# cost more model passes, each a full-sequence reference in float64, and test nothing more)
 QUERIES = ["what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
-           "how do boundary layers behave at hypersonic speeds", "heat transfer to a blunt body",
-           "flutter of thin panels"]
+           "heat transfer to a blunt body", "flutter of thin panels"]
 DOCS = ["scale models for thermo-aeroelastic research. an investigation is made of the parameters to be satisfied "
         "for thermo-aeroelastic similarity of a heated aircraft model.",
-        "experimental investigation of the laminar boundary layer on a flat plate at mach 6, with measurements of "
-        "skin friction and heat transfer, compared with similarity solutions.",
         "the stagnation point heat transfer of a blunt body in hypersonic flow is computed.",
         "panel flutter.",
         "a theory of supersonic panel flutter is given for thin plates with clamped edges, and compared with wind "
