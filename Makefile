@@ -47,7 +47,7 @@ lint: setup
 	$(BIN)/snakemake --lint --configfile config/test.yaml
 
 benchmark: setup
-	$(BIN)/python workflow/benchmark.py --cores 2 --test-config --labeler 64
+	$(BIN)/python -m irrepro.tools.benchmark --cores 2 --test-config --labeler 64
 
 # the labeler against the machine's GEMM peak, on 160 cranfield pairs of a finished default run (docs/benchmark.md)
 benchmark-labeler: setup

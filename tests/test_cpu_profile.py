@@ -1,12 +1,11 @@
-"""workflow/cpu_profile.py: CPU seconds by part of a command (the CI profile in docs/benchmark.md)."""
+"""irrepro.tools.cpu_profile: CPU seconds by part of a command (the CI profile in docs/benchmark.md)."""
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
-import cpu_profile  # noqa: E402
+from irrepro.tools import cpu_profile
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 

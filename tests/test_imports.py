@@ -32,6 +32,15 @@ def test_function_level_imports_resolve():
     assert not bad, bad
 
 
+def test_workflow_holds_python_only_in_its_scripts():
+    """Library and tool code lives in src/irrepro (tools: irrepro.tools); workflow/ holds rules, schemas and the
+    rules' scripts, its only Python under workflow/scripts/."""
+    repo = Path(__file__).resolve().parents[1]
+    stray = [str(p.relative_to(repo)) for p in (repo / "workflow").rglob("*.py")
+             if (repo / "workflow" / "scripts") not in p.parents]
+    assert not stray, f"Python outside workflow/scripts/: {stray}"
+
+
 def test_workflow_scripts_import_what_exists():
     """`from irrepro.x import name` in every workflow script names a module and an attribute that exist."""
     import ast

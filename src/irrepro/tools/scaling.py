@@ -1,6 +1,6 @@
 """How cost grows (not a test): time of each heavy stage at three sizes, in one process, and the fitted growth.
 
-    IRREPRO_MIRROR=... python workflow/scaling.py [--out docs/scale_measured.csv] [--stages index,retrieval,...]
+    IRREPRO_MIRROR=... python -m irrepro.tools.scaling [--out docs/scale_measured.csv] [--stages index,retrieval,...]
 
 Stages and their size variable (the library functions the workflow's rules call):
   index       documents indexed by PISA (vaswani's first N abstracts)        irrepro.retrieval.pisa.build_index

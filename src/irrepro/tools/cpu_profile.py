@@ -1,7 +1,7 @@
 """Where a command's CPU time goes, by part: every process on the machine sampled once a second while it runs.
 
-    python workflow/cpu_profile.py record cpu.json -- bash .ci/run     # run it, sampling; exits with its status
-    python workflow/cpu_profile.py report cpu.json                     # CPU seconds per part, busy cores per minute
+    python -m irrepro.tools.cpu_profile record cpu.json -- bash .ci/run     # run it, sampling; exits with its status
+    python -m irrepro.tools.cpu_profile report cpu.json                     # CPU seconds per part, busy cores per minute
 
 CI on two cores is bound by the CPU all its processes need together (docs/benchmark.md): this says which parts
 need it. A process is sampled from /proc (its command line, working directory and parent when first seen, its user

@@ -1,6 +1,6 @@
 """Benchmark (not a test): what a user waits for on this machine, measured in one process.
 
-    python workflow/benchmark.py --cores 2 [--configfile config/config.yaml] [--test-config] [--labeler N]
+    python -m irrepro.tools.benchmark --cores 2 [--configfile config/config.yaml] [--test-config] [--labeler N]
                                  [--keep] [targets ...]
 
 Prints the machine (cores, load average, the 2-thread float32 GEMM peak of torch), then the wall time of the DAG
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]  # the checkout: src/irrepro/tools/benchmark.py
 
 
 def dag(workdir, configfile, cores, targets=()):
