@@ -85,6 +85,40 @@ def test_damaged_converted_model_is_converted_again(tmp_path, caplog):
     assert sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_a_conversion_waits_for_the_one_under_way_and_loads_its_copy(tmp_path, monkeypatch):
+    """A second process that needs the converted model while the first converts it waits on the lock and returns
+    the first's folder without converting (transformers' GGUF loaders, 20 CPU s, are never called); before the lock,
+    both converted."""
+    import fcntl
+    import threading
+
+    pytest.importorskip("transformers")
+    try:
+        S.smollm2_gguf_path()
+    except L.MissingPackageError as e:
+        pytest.skip(str(e))
+    src = S.converted_smollm2()
+    root = tmp_path / "models"
+    root.mkdir()
+    import transformers
+
+    def no_conversion(*a, **k):
+        raise AssertionError("converted although another process held the lock and wrote the folder")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", no_conversion)
+    got = []
+    with open(root / f".{src.name}.lock", "a") as lock:  # the first process, converting
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        waiter = threading.Thread(target=lambda: got.append(S.converted_smollm2(root)))
+        waiter.start()
+        waiter.join(1.0)
+        assert waiter.is_alive() and not got  # it waits for the lock
+        shutil.copytree(src, root / src.name)  # the first process's copy, renamed into place
+    waiter.join(60)
+    assert got == [root / src.name]
+    assert sorted(p.name for p in root.iterdir()) == sorted([src.name, f".{src.name}.lock"])  # no temporary left
+
+
 # ------------------------------------------------------------------------------------ non-finite log-probabilities
 @pytest.mark.parametrize("row", [[np.nan, -1.0], [np.inf, -1.0], [-np.inf, -np.inf]])
 def test_non_finite_log_scores_are_an_error_naming_labeler_pairs_and_count(row):

@@ -54,10 +54,12 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     converted folder loads in about a second. The weights are the same de-quantized float32 tensors and the
     tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the labeler's
     cache name are unchanged. The tied embedding is saved under both of its names (:func:`save_weights`), so
-    that vLLM serves the folder correctly; a folder converted before that is converted again. Several processes
-    may convert at once: each writes a private temporary folder and
-    the first rename wins."""
-    import tempfile
+    that vLLM serves the folder correctly; a folder converted before that is converted again. Processes that
+    need the folder at once (the label jobs of a run, the tests) convert it once: the first holds an exclusive lock
+    (``<cache_dir>/.<folder>.lock``, ``fcntl.flock``) while it converts, the others wait for it and load its copy
+    (each converting on its own cost about 20 CPU seconds apiece). The copy is written to a private temporary
+    folder and renamed into place, so a reader never sees half a model."""
+    import fcntl
 
     from irrepro.datasets.mirror import md5sum
 
@@ -65,6 +67,20 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     verify_packaged(gguf)
     root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
     target = root / f"{gguf.stem}-{md5sum(gguf)}"
+    if target.is_dir() and check_manifest(target) is None and _lacks_embedding(target) is None:
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{target.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when this process dies
+        return _convert_locked(gguf, target)
+
+
+def _convert_locked(gguf: Path, target: Path) -> Path:
+    """:func:`converted_smollm2`'s work under its lock: ``target`` itself when it is whole (converted meanwhile by
+    the process that held the lock), else ``gguf`` converted into it (a damaged copy moved aside first)."""
+    import tempfile
+
+    root = target.parent
     if target.is_dir():
         bad = check_manifest(target) or _lacks_embedding(target)
         if bad is None:
@@ -77,10 +93,9 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
             shutil.rmtree(aside, ignore_errors=True)
         except OSError:  # another process moved it first
             pass
-        if (target / MANIFEST).is_file() and check_manifest(target) is None:  # another process converted it
+        if (target / MANIFEST).is_file() and check_manifest(target) is None:  # converted by a process without the lock
             return target
     transformers = __import__("transformers")
-    root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
     try:
         with _offline():
