@@ -239,8 +239,10 @@ def test_systems_table_truth_is_ir_measures_and_the_intervals_are_sane():
     assert crc.low.isna().all() and crc.note.str.contains("cannot hold its 95% level with n = 10").all()
     boot = table[table.method == "bootstrap"]
     assert boot.low.isna().all() and boot.note.str.contains("resampling n = 10 judged queries cannot hold").all()
-    # every other estimate lies inside its interval
-    t = table[~table.method.isin(["crc", "bootstrap"])]
+    tuned = table[table.method == "ppi++"]  # PPI++ needs 40 (finite.PPI_TUNED_MIN_QUERIES)
+    assert tuned.low.isna().all() and tuned.note.str.contains("a λ fitted on n = 10 judged queries cannot hold").all()
+    # PPI's estimate lies inside its interval
+    t = table[table.method == "ppi"]
     assert (t.low <= t.estimate + 1e-12).all() and (t.estimate <= t.high + 1e-12).all()
     assert (t.low < t.high).all()
     assert (table.n == 10).all() and (table.N == qrels.query_id.nunique()).all()
@@ -271,7 +273,8 @@ def test_systems_intervals_do_not_read_the_evaluated_queries_grades():
     q2.loc[~q2.query_id.isin(lq), "relevance"] = 1 - q2.loc[~q2.query_id.isin(lq), "relevance"].clip(upper=1)
     b, *_ = systems.evaluate_systems(runs, q2, labels, lq, ["DCG@10", "nDCG@10"], n_boot=500, n_batches=500)
     cols = ["estimate", "low", "high"]
-    assert np.array_equal(a[cols].to_numpy(), b[cols].to_numpy())
+    assert np.isfinite(a[a.method != "ppi++"][cols].to_numpy()).all()  # PPI++ has none from 20 judged queries
+    assert np.array_equal(a[cols].to_numpy(), b[cols].to_numpy(), equal_nan=True)
     assert not np.allclose(a.truth, b.truth)
 
 
@@ -331,6 +334,9 @@ def test_systems_markdown_names_each_estimate_and_shows_crc_centre(tmp_path):
     md = path.read_text()
     assert "†" not in md and "its estimate is the interval's centre" in md
     for r in table.itertuples():
+        if r.method == "ppi++":  # none from 20 judged queries (it needs 40): the table says so
+            assert np.isnan(r.low) and f"| {r.measure} | {r.system} | ppi++ | — | no interval (see below) |" in md
+            continue
         assert r.low <= r.estimate <= r.high
         assert f"| {r.measure} | {r.system} | {r.method} | {r.estimate:.4f} | [{r.low:.4f}, {r.high:.4f}] |" in md
     assert "Differences from the baseline good" in md and "| DCG@10 | poor − good |" in md
@@ -467,17 +473,18 @@ def test_the_plan_refuses_a_prompt_with_fewer_grades_than_the_collection():
 def test_a_labeler_giving_one_grade_has_no_crc_interval_and_says_why(tmp_path):
     """Labels with all their mass on grade 0: CRC's λ has nothing to move, its calibration fails; the row's
     interval is NaN with a note in the table and the Markdown, the other methods are unaffected."""
-    runs, qrels, labels = _toy()
+    runs, qrels, labels = _toy(Q=60)
     qrels["relevance"] = qrels.relevance.clip(upper=1)
     one = labels[["query_id", "doc_id"]].assign(p_0=1.0, p_1=0.0)
-    lq = systems.draw_queries(systems.judged_queries(qrels), 20, seed=1)  # 20: enough for CRC to calibrate
+    lq = systems.draw_queries(systems.judged_queries(qrels), 40, seed=1)  # 40: every method could give one
     table, diffs, _, _ = systems.evaluate_systems(runs, qrels, one, lq, ["DCG@10", "nDCG@10"], n_boot=200,
                                                   n_batches=200)
     crc = table[table.method == "crc"]
     assert crc.low.isna().all() and crc.high.isna().all()
     assert crc.note.str.startswith("no CRC interval: the labels give every ranked document of the labelled "
                                    "queries grade 0 with probability 1").all()
-    assert (table[table.method != "crc"].note == "").all() and np.isfinite(table[table.method != "crc"].low).all()
+    rest = table[table.method != "crc"]
+    assert (rest.note == "").all() and np.isfinite(rest.low).all()
     long = systems.systems_long(table, diffs)
     assert long.columns[-1] == "note" and long.note.fillna("").astype(bool).sum() == len(crc)
     path = tmp_path / "s.md"
@@ -489,3 +496,30 @@ def test_a_labeler_giving_one_grade_has_no_crc_interval_and_says_why(tmp_path):
     table, diffs, _, _ = systems.evaluate_systems(runs, qrels, one.assign(p_0=0.9, p_1=0.1), lq, ["DCG@10"],
                                                   n_boot=200, n_batches=200)
     assert np.isfinite(table.low).all() and "note" not in systems.systems_long(table, diffs)
+
+
+def test_ppi_plus_plus_gives_no_interval_below_its_floor_and_is_never_planned_there():
+    """PPI++ from 39 judged queries: no interval and a note saying why; from 40: an interval (its coverage below 40
+    fell to 0.917-0.938, tests/bench_ppi_tuned.py). A planned width that any m reaches still needs 40 judged queries
+    for PPI++ and 20 for the bootstrap, 2 for PPI; the width curve is NaN below each floor."""
+    rng = np.random.default_rng(3)
+    d = rng.gamma(2.0, size=100)
+    dp = d + rng.normal(0, 0.5, size=100)
+    floor = finite.PPI_TUNED_MIN_QUERIES
+    for n in (floor - 1, floor):
+        rows = {r["method"]: r for r in systems.difference_intervals(d, dp, np.arange(n))}
+        r = rows["ppi++"]
+        if n < floor:
+            assert np.isnan(r["low"]) and np.isnan(r["estimate"]) and "no PPI++ interval" in r["note"], r
+            assert f"n = {n} judged" in r["note"] and "cannot hold its 95% level" in r["note"]
+        else:
+            assert np.isfinite([r["low"], r["high"]]).all() and r["low"] < r["high"] and r["note"] == "", r
+        assert np.isfinite(rows["ppi"]["low"]) and rows["ppi"]["note"] == ""
+    terms = planning.variance_terms(d[:floor], dp[:floor], dp)
+    need = planning.n_needed(terms, 1e9, 100)
+    assert need == {"bootstrap": finite.BOOTSTRAP_MIN_QUERIES, "ppi": 2, "ppi++": floor}, need
+    curve = planning.width_curve(terms, [10, 30, floor, 60], 100).set_index(["method", "m"]).width
+    assert np.isnan(curve["ppi++", 30]) and np.isfinite(curve["ppi++", floor]) and np.isfinite(curve["ppi", 10])
+    assert np.isnan(curve["bootstrap", 10]) and np.isfinite(curve["bootstrap", 30])
+    with pytest.raises(InputError, match="unknown method"):
+        finite.min_queries("ppi+")

@@ -58,7 +58,8 @@ def _draws(share, seed=0, noise=1.0, draws=R, resamples=500):
 @pytest.mark.parametrize("share", [0.1, 0.5, 0.85])
 def test_every_method_holds_its_level_or_says_it_cannot(share):
     """Coverage of the mean over the N within 3 binomial standard errors of 95% and not above 0.995, for every
-    method at every n/N; CRC and the bootstrap with fewer than 20 judged queries give no interval and say so. On the variances of
+    method at every n/N; CRC and the bootstrap with fewer than 20 judged queries, PPI++ with fewer than 40, give no
+    interval and say so (PPI++ covered 0.917-0.938 in 7 of 12 cells with n <= 25, tests/bench_ppi_tuned.py). On the variances of
     a mean over unboundedly many queries (the paper's PPI and bootstrap) and CRC calibrated on batches of the n,
     coverage was 0.49 (CRC) and 1.000 (PPI, bootstrap) at n/N = 0.85."""
     u, _, n, rows = _draws(share)
@@ -66,8 +67,7 @@ def test_every_method_holds_its_level_or_says_it_cannot(share):
     for method in systems.METHODS:
         got = [r for r in rows if r["method"] == method]
         assert len(got) == R
-        if (method == "crc" and n < finite.crc_min_queries(ALPHA)) or (
-                method == "bootstrap" and n < finite.BOOTSTRAP_MIN_QUERIES):
+        if n < finite.min_queries(method, ALPHA):
             assert all(np.isnan(r["low"]) and "cannot hold its 95% level" in r["note"] for r in got), method
             continue
         assert all(r["note"] == "" for r in got), method

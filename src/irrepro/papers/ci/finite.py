@@ -157,6 +157,30 @@ def bootstrap_note(n: int, alpha=0.05) -> str:
             f"skewed per-query values (it needs n >= {BOOTSTRAP_MIN_QUERIES}); PPI uses the labels of all N")
 
 
+#: the fewest judged queries PPI++ gives an interval from: its λ̂ is fitted on the same n queries it then averages,
+#: and at small n its interval is narrower than its level. Measured by tests/bench_ppi_tuned.py (4,000 draws a cell,
+#: N = 100, 200, 500, two label noises; docs/ci.md): below 95% by more than three binomial standard errors in 7 of
+#: the 12 cells with n <= 25 (0.917-0.938), in none of the 6 with n >= 40 (0.940-0.951); PPI (λ = 1) held in all.
+PPI_TUNED_MIN_QUERIES = 40
+
+
+def ppi_tuned_note(n: int, alpha=0.05) -> str:
+    """Why PPI++ gives no interval from ``n`` judged queries (``""`` where it gives one)."""
+    if int(n) >= PPI_TUNED_MIN_QUERIES:
+        return ""
+    return (f"no PPI++ interval: a λ fitted on n = {int(n)} judged queries cannot hold its {1 - alpha:.0%} level "
+            f"(it needs n >= {PPI_TUNED_MIN_QUERIES}); PPI (λ = 1) holds with few judged queries")
+
+
+def min_queries(method: str, alpha=0.05) -> int:
+    """The fewest judged queries ``method`` (``bootstrap``, ``ppi``, ``ppi++``, ``crc``) gives an interval from."""
+    floors = {"bootstrap": BOOTSTRAP_MIN_QUERIES, "ppi": 2, "ppi++": PPI_TUNED_MIN_QUERIES,
+              "crc": crc_min_queries(alpha)}
+    if method not in floors:
+        raise InputError(f"min_queries: unknown method {method!r}; expected one of {sorted(floors)}")
+    return floors[method]
+
+
 def crc_min_queries(alpha=0.05) -> int:
     """The fewest judged queries CRC's bound ``½(α − (1 − α)/n)`` is positive with: the smallest n > (1 − α)/α."""
     a = _check_alpha(alpha)

@@ -11,8 +11,10 @@ estimated on the n labelled queries (ddof = 1):
 * ``ppi`` (λ = 1): ``a = s²_{U−Û}``;
 * ``ppi++`` (λ̂ of :func:`~irrepro.papers.ci.finite.power_lambda`): ``a = s²_{U−λ̂Û}``.
 
-``n_needed`` is the smallest integer m whose width is at most the target; every target is reachable by m = N
-(the mean is then known: width 0). CRC has no closed-form width; it is planned from its observed width at n,
+``n_needed`` is the smallest integer m whose width is at most the target and from which the method gives an
+interval at all (:func:`~irrepro.papers.ci.finite.min_queries`: 20 judged queries for the bootstrap and CRC at
+α = 0.05, 40 for PPI++; below that its planned width is NaN, as its row in the systems table is); every target is
+reachable by m = N (the mean is then known: width 0). CRC has no closed-form width; it is planned from its observed width at n,
 scaled as the others scale, by ``sqrt((1 − m/N)/m)`` (a heuristic, stated as such in the table).
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pandas as pd
 
 from irrepro.core.quantiles import norm_ppf
 from irrepro.errors import InputError
-from irrepro.papers.ci.finite import power_lambda, t_quantile
+from irrepro.papers.ci.finite import min_queries, power_lambda, t_quantile
 
 PLAN_METHODS = ("bootstrap", "ppi", "ppi++", "crc")
 
@@ -52,21 +54,24 @@ def planned_width(a: float, m, N: int, alpha=0.05) -> np.ndarray:
 
 
 def width_curve(terms: dict, ms, N: int, alpha=0.05) -> pd.DataFrame:
-    """Predicted width for each method and number of labelled queries m (2 ≤ m ≤ N): ``method, m, width``."""
+    """Predicted width for each method and number of labelled queries m (2 ≤ m ≤ N): ``method, m, width`` (NaN
+    below the method's :func:`~irrepro.papers.ci.finite.min_queries`: no interval there)."""
     ms = np.asarray(ms, dtype=int)
     rows = []
     for method, a in terms.items():
-        for m, w in zip(ms, planned_width(a, ms, N, alpha)):
+        widths = np.where(ms >= min_queries(method, alpha), planned_width(a, ms, N, alpha), np.nan)
+        for m, w in zip(ms, widths):
             rows.append({"method": method, "m": int(m), "width": float(w)})
     return pd.DataFrame(rows)
 
 
 def n_needed(terms: dict, width: float, N: int, alpha=0.05) -> dict:
-    """``{method: smallest m in 2..N with width(m) <= width}`` (N at most: the mean of all N is known)."""
+    """``{method: smallest m in 2..N with width(m) <= width}`` and at least the method's
+    :func:`~irrepro.papers.ci.finite.min_queries` (N at most: the mean of all N is known)."""
     ms = np.arange(2, int(N) + 1)
     out = {}
     for method, a in terms.items():
-        ok = planned_width(a, ms, N, alpha) <= width
+        ok = (planned_width(a, ms, N, alpha) <= width) & (ms >= min_queries(method, alpha))
         out[method] = float(ms[np.argmax(ok)]) if ok.any() else float(N)
     return out
 
@@ -109,7 +114,10 @@ def plan_markdown(need: pd.DataFrame, collection: str, alpha=0.05) -> str:
              "PPI estimate. `n_needed`: the smallest m whose predicted width 2·t·sqrt((1 − m/N)·a/m) is at most the "
              "target (a: the variance of the human values for the bootstrap, of the labels' errors for PPI and "
              "PPI++; t on min(m, N − m) − 1 degrees of freedom); CRC by scaling its observed width at n the same "
-             "way (a heuristic). With m = N the mean is known (width 0), so n_needed is at most N.", ""]
+             "way (a heuristic). n_needed is at least the fewest judged queries the method gives an interval from "
+             f"(bootstrap {min_queries('bootstrap', alpha)}, PPI++ {min_queries('ppi++', alpha)}, CRC "
+             f"{min_queries('crc', alpha)}; `width_at_n` is empty below it). With m = N the mean is known (width 0), "
+             "so n_needed is at most N.", ""]
     return "\n".join(lines) + "\n" + to_markdown(need, "{:.4g}")
 
 
@@ -124,7 +132,7 @@ def difference_power(long: pd.DataFrame, per_query: pd.DataFrame, rel_deltas, al
     Bonferroni over the systems compared; normal quantiles). ``se(m)² = (1 − m/N)·a/m`` as in
     :func:`variance_terms`, on the per-query differences system − baseline (their variances and PPI++'s λ̂
     estimated on the n labelled queries): ``m = ⌈a / (r + a/N)⌉``, ``r = (Δ / (z_{1−α'/2} + z_power))²``, at
-    least 2 and at most N."""
+    least the method's :func:`~irrepro.papers.ci.finite.min_queries` and at most N."""
     diff = long[long.kind == "difference"]
     sysrows = long[long.kind == "system"]
     z_b = norm_ppf(float(power))
@@ -147,7 +155,8 @@ def difference_power(long: pd.DataFrame, per_query: pd.DataFrame, rel_deltas, al
             for method in DIFF_PLAN_METHODS:
                 a = terms[method]
                 r = (delta / (z_a + z_b)) ** 2
-                k = float(min(N, max(2.0, np.ceil(a / (r + a / N))))) if delta > 0 else float(N)
+                floor = min_queries(method, a_adj)
+                k = float(min(N, max(floor, np.ceil(a / (r + a / N))))) if delta > 0 else float(N)
                 rows.append({"system": s, "baseline": b, "measure": m, "delta_relative": float(rd), "delta": delta,
                              "method": method, "power": float(power), "alpha_adjusted": a_adj, "n_needed": k,
                              "n": int(lab.sum()), "N": N})
@@ -168,5 +177,7 @@ def power_markdown(table: pd.DataFrame, collection: str, alpha=0.05) -> str:
              f"(Bonferroni over the systems compared, overall α = {alpha:g}): the smallest m with (z(1 − α'/2) + "
              f"z({pw:g}))·se(m) ≤ delta, se(m)² = (1 − m/N)·a/m. a: the variance of the per-query differences "
              "(system − baseline) on the n judged queries for the bootstrap, of the labels' errors on those "
-             "differences for ppi / ppi++. With m = N the difference is known, so n_needed is at most N.", ""]
+             "differences for ppi / ppi++. n_needed is at least the fewest judged queries the method gives an "
+             f"interval from (bootstrap {min_queries('bootstrap')}, PPI++ {min_queries('ppi++')}). With m = N the "
+             "difference is known, so n_needed is at most N.", ""]
     return "\n".join(lines) + "\n" + to_markdown(table, "{:.4g}")

@@ -22,7 +22,10 @@ width 0 at n = N). The CI paper's own figures (Figs 2–4, Table 1) keep the pap
 
 * ``bootstrap``: :func:`~irrepro.papers.ci.finite.bootstrap_interval`, the bootstrap-t of the n human values.
 * ``ppi`` / ``ppi++``: :func:`~irrepro.papers.ci.finite.ppi_interval` with the predictions of all N and the errors
-  of the n (``lam=1`` / ``lam="tuned"``, the latter with a jackknife standard error).
+  of the n (``lam=1`` / ``lam="tuned"``, the latter with a jackknife standard error). PPI++ gives no interval
+  from fewer than :data:`~irrepro.papers.ci.finite.PPI_TUNED_MIN_QUERIES` (40) judged queries: its λ̂, fitted on the
+  n it then averages, makes it narrower than its level there (the row's note says so); the bootstrap none from
+  fewer than :data:`~irrepro.papers.ci.finite.BOOTSTRAP_MIN_QUERIES` (20).
 * ``crc``: λ calibrated on two-stage resamples of the n shaped like the N − n others, bounds ``Û_CRC(λ)`` on the
   N − n other queries (Eq. 20); the interval of the mean over all N adds the n known human values:
   ``(Σ_labelled U + (N − n)·bound) / N`` (:func:`~irrepro.papers.ci.finite.crc_interval_of_mean`); its
@@ -290,13 +293,22 @@ def _bootstrap(values, N, alpha, n_boot, rng):
     return finite.bootstrap_interval(values, N, alpha, n_boot, rng=rng), ""
 
 
+def _ppi_tuned(y_true, y_pred, pred_all, alpha):
+    """The PPI++ row's interval and note: none (NaN) below :data:`~irrepro.papers.ci.finite.PPI_TUNED_MIN_QUERIES`
+    judged queries."""
+    note = finite.ppi_tuned_note(len(y_true), alpha)
+    if note:
+        return finite.FiniteInterval(np.nan, np.nan, np.nan, np.nan, np.nan), note
+    return finite.ppi_interval(y_true, y_pred, pred_all, alpha, lam="tuned"), ""
+
+
 def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0,
                      label_gain=DEFAULT_LABEL_GAIN, key=(0,), mask=None) -> list[dict]:
     """The four intervals (:data:`METHODS`) of one system's mean over the N queries from the human values of the
     ``labelled`` queries (a bool mask or indices) only, each with the variance of that target
     (:mod:`irrepro.papers.ci.finite`: sampling the n of the N without replacement); ``truth`` = the mean of
     ``u_true`` over all N (NaN where ``u_true`` is NaN outside the labelled queries: own-queries mode, ``covered``
-    then None); ``note``: why a row has no interval (the bootstrap or CRC with too few judged queries, or a failed
+    then None); ``note``: why a row has no interval (the bootstrap, PPI++ or CRC with too few judged queries, or a failed
     CRC calibration, :func:`crc_failure_note`; ``mask``: the ranked slots).
     ``estimate``: bootstrap's the mean of the n human values, PPI's and PPI++'s their point estimates, CRC's its
     interval's centre (CRC gives no point estimate).
@@ -320,7 +332,7 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
 
     row("bootstrap", *_bootstrap(u_true[L], N, alpha, n_boot, _rng(seed, *key, 0)))
     row("ppi", finite.ppi_interval(u_true[L], u_pred[L], u_pred, alpha, lam=1.0))
-    row("ppi++", finite.ppi_interval(u_true[L], u_pred[L], u_pred, alpha, lam="tuned"))
+    row("ppi++", *_ppi_tuned(u_true[L], u_pred[L], u_pred, alpha))
     c = finite.crc_interval_of_mean(u_true[L], dists, W, L, alpha, n_batches, rng=_rng(seed, *key, 3),
                                     label_gain=label_gain)
     cal, note = c.calibration, c.note
@@ -351,7 +363,7 @@ def difference_intervals(d_true, d_pred, labelled, *, alpha=0.05, n_boot=10_000,
 
     row("bootstrap", *_bootstrap(d_true[L], N, alpha, n_boot, _rng(seed, *key, 0)))
     row("ppi", finite.ppi_interval(d_true[L], d_pred[L], d_pred, alpha, lam=1.0))
-    row("ppi++", finite.ppi_interval(d_true[L], d_pred[L], d_pred, alpha, lam="tuned"))
+    row("ppi++", *_ppi_tuned(d_true[L], d_pred[L], d_pred, alpha))
     return rows
 
 
