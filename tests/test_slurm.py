@@ -79,7 +79,7 @@ def test_local_rules_are_the_snakefiles():
 
 # ---------------------------------------------------------------- scattered labelling (labels.shards)
 #: the test config's vaswani pairs (20 sampled queries x top 2 = 40) -> 2 shards, both running at once under
-#: --jobs 2 (3 shards of 16 made the first run wait for a third job after the kill, about 20 s)
+#: --jobs 2 (3 shards of 16 made the first run wait for a third job after the kill)
 SHARD_SIZE = 20
 TARGET = "results/test/labels/vaswani/slowhash.tsv"
 
@@ -96,7 +96,9 @@ def _label_configs(tmp_path):
     lab.pop("self_preference", None)  # it measures MiniLM, which this config no longer computes
     single, sharded = tmp_path / "single.yaml", tmp_path / "sharded.yaml"
     single.write_text(yaml.safe_dump(c))
-    lab["shards"] = {"size": SHARD_SIZE}
+    # 2,000 MB a shard (the hash labeler needs little): both fit the test node's 8,000 MB at once (6,000 each, the
+    # default, ran them one after the other)
+    lab["shards"] = {"size": SHARD_SIZE, "mem_mb": 2000}
     sharded.write_text(yaml.safe_dump(c))
     return single, sharded
 

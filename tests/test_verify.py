@@ -136,14 +136,16 @@ def test_kinds_missing_values_se_tolerance_and_scorecard():
     assert "not reproduced" in t.loc["c_missing", "note"]
     assert t.loc["mc", "tolerance"] == pytest.approx(0.305) and bool(t.loc["mc", "ok"]) is True
     assert "3 x s.e. 0.1 + 0.005" in t.loc["mc", "basis"]
-    assert t.loc["i", "ok"] is None and t.loc["c_expl", "note"].startswith("explained: paper typo")
+    assert t.loc["i", "ok"] is None and t.loc["c_expl", "note"].startswith(
+        "offered explanation, not met by its evidence: paper typo")
     c = scorecard(t.reset_index(), "p")
     # an explanation without computed evidence is unexplained: a note alone never explains
     assert t.loc["c_expl", "verdict"] == "unexplained"
-    assert c == {"paper": "p", "checks": 6, "reproduced": 2, "explained": 0, "unexplained": 2,
+    assert c == {"paper": "p", "checks": 6, "reproduced": 2, "explained": 0, "within_noise": 0, "unexplained": 2,
                  "not_reproducible": 2, "cross_checks": 0, "cross_checks_agree": 0, "claims": 1, "claims_hold": 0,
-                 "keys": 1, "info": 1}
-    assert scorecard_line(c).startswith("6 checks: 2 reproduced, 0 explained, 2 unexplained, 2 not reproducible")
+                 "claims_not_testable": 0, "keys": 1, "info": 1}
+    assert scorecard_line(c).startswith("6 checks: 2 reproduced, 0 explained, 0 within noise, 2 unexplained, "
+                                        "2 not reproducible")
 
 
 def test_explained_only_when_computed_evidence_holds_the_paper_value():
@@ -174,6 +176,48 @@ def test_explained_only_when_computed_evidence_holds_the_paper_value():
     c = scorecard(t.reset_index())
     assert (c["checks"], c["reproduced"], c["explained"], c["unexplained"]) == (6, 0, 3, 3)
     assert (c["cross_checks"], c["cross_checks_agree"]) == (2, 1)
+
+
+def test_an_explanation_needs_evidence_that_could_have_failed():
+    """The power rule: evidence that holds the paper's value explains the row only when its range (widened by the
+    tolerance) is no wider than |paper - ours| and does not hold ours; otherwise the row is within noise, counted
+    apart. A paper inconsistency (against ours) needs the same: a range no wider than the gap."""
+    from irrepro.core.verify import scorecard, scorecard_line
+
+    def row(item, paper, low, high, against="paper", tol=0.01):
+        return {"item": item, "paper": paper, "tolerance": tol, "basis": "b", "explained": "x",
+                "evidence_result": {"low": low, "high": high, "how": "h", "against": against}}
+    ref = [row("narrow", 2.0, 1.95, 2.05),           # gap 1.0, width 0.12: could have failed, and did not
+           row("wide", 2.0, 1.0, 3.5),               # holds ours (3.0) too: within the noise
+           row("wider_than_gap", 2.0, 1.5, 2.9),     # excludes ours but 1.42 wide for a gap of 1.0
+           row("typo", 0.0646, 0.0676, 0.0676, "reproduced", 5e-5),
+           row("typo_wide", 0.1088, 0.1109, 0.1111, "reproduced", 0.001)]  # 0.0022 wide for a gap of 0.0014
+    got = {"narrow": 3.0, "wide": 3.0, "wider_than_gap": 3.0, "typo": 0.0676, "typo_wide": 0.110214}
+    t = build_verify_table(ref, got).set_index("item")
+    assert t["verdict"].to_dict() == {"narrow": "explained", "wide": "within noise", "wider_than_gap": "within noise",
+                                      "typo": "explained", "typo_wide": "within noise"}
+    assert "holds ours (3) too" in t.loc["wide", "evidence"]
+    assert "wider than the difference it explains (1)" in t.loc["wider_than_gap", "evidence"]
+    assert "within the noise" not in t.loc["narrow", "evidence"]
+    # the note says what the verdict says: only an explained row calls its explanation "explained"
+    assert t.loc["narrow", "note"] == "explained: x"
+    assert t.loc["wide", "note"] == "offered explanation, within noise only: x"
+    c = scorecard(t.reset_index())
+    assert (c["explained"], c["within_noise"], c["unexplained"]) == (2, 3, 0)
+    assert "2 explained, 3 within noise, 0 unexplained" in scorecard_line(c)
+
+
+def test_a_claim_without_data_is_not_testable_never_failed():
+    """A claim whose data are not public (no value) is "not testable", counted apart; a claim our data contradict
+    fails; the one-line scorecard counts holds over the testable claims."""
+    from irrepro.core.verify import scorecard, scorecard_line
+    ref = [{"item": f"c{i}", "kind": "claim", "paper": True} for i in range(4)]
+    got = {"c0": True, "c1": False, "c2": {"value": None, "note": "the pipelines' outputs are not public"}}
+    t = build_verify_table(ref, got).set_index("item")
+    assert t["verdict"].to_dict() == {"c0": "holds", "c1": "fails", "c2": "not testable", "c3": "not testable"}
+    c = scorecard(t.reset_index())
+    assert (c["claims"], c["claims_hold"], c["claims_not_testable"]) == (4, 1, 2)
+    assert scorecard_line(c).endswith("1 of 2 testable claims hold, 2 not testable")
 
 
 def test_reference_never_sets_evidence_values(tmp_path):

@@ -8,7 +8,6 @@ from irrepro.core.verify import evidence_meets
 from irrepro.errors import InputError
 from irrepro.papers.bv import evidence as bv_ev
 from irrepro.papers.bv.biasvariance import tradeoff_groups
-from irrepro.papers.bv.risk import zrisk
 from irrepro.papers.bv.tables import TABLE9_COLUMNS, table9_row
 
 
@@ -107,18 +106,6 @@ def test_own_identity_eq16_uses_the_other_runs_target():
     var_t = sorted([0.0826 - 0.1065 + 2 * 0.0747, 0.1113 - 0.1316 + 2 * 0.0729])
     assert (ev["low"], ev["high"]) == pytest.approx((var_t[0] + 0.0618 - 0.0762, var_t[1] + 0.0618 - 0.0762))
     assert evidence_meets(ev, 0.1088, 0.1102, 0.001) and not evidence_meets(ev, 0.1088, 0.1060, 0.001)
-
-
-def test_table8_run_resamples_is_zrisk_against_resampled_targets():
-    X = _matrix(7, systems=10, topics=30)
-    values = {"table8/r/abs_zrisk": {"value": 1.0, "system": "s3"}}
-    data = {"table8": {"matrix": X, "systems": [f"s{i}" for i in range(10)]}, "seed": 0}
-    ev = bv_ev.table8_run_resamples({"item": "table8/r/abs_zrisk"}, data, values, resamples=300)
-    ours = abs(zrisk(X[3], X.max(axis=0), 0.0))
-    assert ev["low"] <= ours + 1e-12 and "s3 kept" in ev["how"]
-    assert not evidence_meets(ev, ev["high"] + 0.05, None, 5e-5)
-    with pytest.raises(InputError, match="not matched"):
-        bv_ev.table8_run_resamples({"item": "table8/r/abs_zrisk"}, data, {}, resamples=10)
 
 
 def test_sampling_table3_sd_ratio():

@@ -16,8 +16,11 @@ written flat, as here, or grouped (:func:`load_reference`)::
 An explanation is a verdict that can fail: the row is ``explained`` only when the evidence its ``evidence`` entry
 names, computed from the run's inputs (:func:`attach_evidence`), meets it (:func:`evidence_meets`: the paper's
 value within [evidence_low - tolerance, evidence_high + tolerance], or for a paper inconsistency ours within and
-the paper's printed value outside); otherwise, or without evidence, it is ``unexplained``. Evidence values are
-never written in the reference file.
+the paper's printed value outside) **and** could have failed (:func:`evidence_power`: the range, widened by the
+tolerance, is no wider than |paper - ours| and does not hold the value it is not compared with). A range that
+meets the explanation without that power says only that the difference is within the noise of what it varies:
+the row is ``within noise``, counted apart. Otherwise, or without evidence, it is ``unexplained``. Evidence values
+are never written in the reference file.
 
 A row may give ``tolerance_se: k``: the tolerance is then k times the standard error that the reproduced value
 carries (``{"value": x, "se": s}``, k s.e. of our own Monte-Carlo replicates) plus the row's ``tolerance`` if any
@@ -45,16 +48,21 @@ VERIFY_COLUMNS = ["item", "kind", "data", "paper", "reproduced", "difference", "
 # match data, never evidence (its ok is shown, never counted); claim: a qualitative statement of the paper tested
 # on our data (counted apart); info: context, no verdict.
 KINDS = ("check", "cross-check", "key", "claim", "info")
-EXPLAINED = "explained: "
+#: how a row's ``explained`` text is introduced in its note, by the verdict the row earned: only an explained row
+#: says "explained"; the others say the explanation was offered and what became of it
+EXPLANATION_PREFIX = {"explained": "explained: ", "within noise": "offered explanation, within noise only: ",
+                      "unexplained": "offered explanation, not met by its evidence: "}
 # The verdict of a row (column ``verdict``), one per kind of row; see :func:`row_verdict` and VERDICTS_TEXT.
 REPRODUCED, EXPLAINED_V, UNEXPLAINED, NOT_REPRODUCIBLE = "reproduced", "explained", "unexplained", "not reproducible"
+WITHIN_NOISE = "within noise"
 AGREES, DISAGREES, NOT_COMPUTED = "agrees", "disagrees", "not computed"
-HOLDS, FAILS = "holds", "fails"
+HOLDS, FAILS, NOT_TESTABLE = "holds", "fails", "not testable"
 # what evidence is compared with: the paper's number (a reading, a data difference, a copied cell) or ours (a paper
 # inconsistency: the paper's own inputs under its own formula give our number, not its printed one)
 AGAINST = ("paper", "reproduced")
-SCORECARD_COLUMNS = ["paper", "checks", "reproduced", "explained", "unexplained", "not_reproducible",
-                     "cross_checks", "cross_checks_agree", "claims", "claims_hold", "keys", "info"]
+SCORECARD_COLUMNS = ["paper", "checks", "reproduced", "explained", "within_noise", "unexplained", "not_reproducible",
+                     "cross_checks", "cross_checks_agree", "claims", "claims_hold", "claims_not_testable", "keys",
+                     "info"]
 VERDICTS_TEXT = (
     "Each `check` row (a number of the paper against ours) earns one verdict:\n\n"
     "- **reproduced**: |ours - paper| <= the row's tolerance (its `basis` says where the tolerance comes from).\n"
@@ -63,13 +71,20 @@ VERDICTS_TEXT = (
     "meets it: for an alternative reading, a data difference (the range the difference can cause, measured by "
     "resampling the public data) or a copied cell, the paper's value lies in [evidence_low - tolerance, "
     "evidence_high + tolerance]; for a paper inconsistency (the value the paper's own printed inputs give under its "
-    "own formula), ours lies in that interval and the paper's printed value does not.\n"
+    "own formula), ours lies in that interval and the paper's printed value does not; and the evidence could have "
+    "failed: the interval is no wider than the difference |ours - paper| and does not hold the other value (ours "
+    "when it is compared with the paper's, the paper's when compared with ours).\n"
+    "- **within noise**: the evidence's interval holds the value it is compared with but could not have failed: it "
+    "is wider than the difference it would explain, or it holds ours as well as the paper's. The difference is "
+    "within the noise of what the evidence varies (topic subsets, tie orders, resampled runs); that is not a "
+    "cause. Counted apart from explained and from reproduced.\n"
     "- **unexplained**: not reproduced, and no computed evidence meets the explanation (a note alone never "
     "explains).\n"
     "- **not reproducible**: no value of ours (the data is not public, or the cell could not be computed).\n\n"
     "`cross-check` rows compare our computation with another implementation on our own data (e.g. our DCG@10 "
     "against ir_measures): they **agree** or **disagree** and are counted apart, never as reproduced. `claim` rows "
-    "(a qualitative statement of the paper tested on our data) **hold** or **fail**, counted apart. `key` rows "
+    "(a qualitative statement of the paper tested on our data) **hold** or **fail**, counted apart; a claim we have "
+    "no data to test (its data are not public) is **not testable**, never a failure. `key` rows "
     "(used to match data) and `info` rows (context) get no verdict.\n")
 
 
@@ -156,13 +171,14 @@ def _join(*parts) -> str:
 def row_verdict(kind: str, ok: bool | None, has_value: bool, explained: bool = False,
                 evidence: Mapping[str, Any] | None = None, paper=None, reproduced=None, tol=None) -> str:
     """The verdict of one row (see VERDICTS_TEXT): ``check`` rows are reproduced (``ok``), not reproducible (no
-    value), explained (an ``explained`` row whose computed ``evidence`` ``{"low", "high", "against"}`` meets it:
-    :func:`evidence_meets`) or unexplained; ``cross-check`` rows agree / disagree / not computed; ``claim`` rows
-    hold / fail; ``key`` and ``info`` rows none ("")."""
+    value), explained (an ``explained`` row whose computed ``evidence`` ``{"low", "high", "against"}`` meets it,
+    :func:`evidence_meets`, with the power to have failed, :func:`evidence_power`), within noise (it meets it
+    without that power) or unexplained; ``cross-check`` rows agree / disagree / not computed; ``claim`` rows
+    hold / fail / not testable (no value: its data are not public); ``key`` and ``info`` rows none ("")."""
     if kind in ("key", "info"):
         return ""
     if kind == "claim":
-        return HOLDS if ok else FAILS
+        return NOT_TESTABLE if not has_value else HOLDS if ok else FAILS
     if kind == "cross-check":
         return NOT_COMPUTED if not has_value else AGREES if ok else DISAGREES
     if ok:
@@ -170,7 +186,7 @@ def row_verdict(kind: str, ok: bool | None, has_value: bool, explained: bool = F
     if not has_value:
         return NOT_REPRODUCIBLE
     if explained and evidence_meets(evidence, paper, reproduced, tol):
-        return EXPLAINED_V
+        return EXPLAINED_V if evidence_power(evidence, paper, reproduced, tol) == "" else WITHIN_NOISE
     return UNEXPLAINED
 
 
@@ -191,6 +207,27 @@ def evidence_meets(evidence: Mapping[str, Any] | None, paper, reproduced, tol=No
     if evidence.get("against", "paper") == "reproduced":
         return inside(reproduced) and not inside(paper)
     return inside(paper)
+
+
+def evidence_power(evidence: Mapping[str, Any] | None, paper, reproduced, tol=None) -> str:
+    """Why evidence that meets an explanation could not have failed (pure; ``""`` when it could). Its range
+    [low - tol, high + tol] must be no wider than the difference |paper - ours| it explains, and must not hold the
+    value it is not compared with: ours when it is compared with the paper's value (a range that holds both says
+    the two are within the same noise, not that the stated cause moved ours to the paper's), the paper's when
+    compared with ours (already required by :func:`evidence_meets`)."""
+    if not evidence or not (_is_number(paper) and _is_number(reproduced)):
+        return "no numbers to compare"
+    lo, hi = float(evidence["low"]), float(evidence["high"])
+    t = float(tol or 0.0)
+    width, gap = (hi + t) - (lo - t), abs(float(paper) - float(reproduced))
+    why = []
+    if width > gap + 1e-12:
+        why.append(f"its range ({width:.4g} wide with the tolerance) is wider than the difference it explains "
+                   f"({gap:.4g})")
+    other = reproduced if evidence.get("against", "paper") == "paper" else paper
+    if lo - t - 1e-12 <= float(other) <= hi + t + 1e-12:
+        why.append(f"it holds {'ours' if other is reproduced else 'the paper’s value'} ({float(other):.4g}) too")
+    return "; ".join(why)
 
 
 def attach_evidence(reference: list[Mapping[str, Any]], registry: Mapping[str, Any], data: Mapping[str, Any],
@@ -219,6 +256,14 @@ def attach_evidence(reference: list[Mapping[str, Any]], registry: Mapping[str, A
     return out
 
 
+def _explanation(ref: Mapping[str, Any], verdict: str) -> str:
+    """The row's ``explained`` text introduced by the verdict it earned (:data:`EXPLANATION_PREFIX`)."""
+    text = ref.get("explained")
+    if not text:
+        return ""
+    return EXPLANATION_PREFIX.get(verdict, "offered explanation: ") + str(text)
+
+
 def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[str, Any]) -> pd.DataFrame:
     """Compare reference rows with reproduced values; one output row per reference row, in reference order.
 
@@ -227,7 +272,8 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
     "not reproduced"). Numeric rows are ok when ``|reproduced - paper| <= tolerance`` (0 if absent, i.e. exact;
     ``tolerance_se: k`` = k times the value's ``se``). Boolean rows (qualitative claims) are ok when the claim as
     reproduced equals the paper's. ``info`` rows get no verdict (``ok`` empty). A row's ``explained`` text is
-    put first in its note as ``explained: ...``; its computed evidence (``evidence_result``, see
+    put first in its note, introduced by the verdict it earned (:data:`EXPLANATION_PREFIX`: ``explained: ...``
+    only for an explained row); its computed evidence (``evidence_result``, see
     :func:`attach_evidence`) fills ``evidence_low``, ``evidence_high`` and ``evidence``, and ``verdict`` is
     :func:`row_verdict`: an explanation without evidence that meets it is unexplained. Reproduced items without a
     reference row are appended as ``info`` with an empty paper value so nothing computed is hidden.
@@ -241,7 +287,7 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
         paper = ref["paper"]
         tol = ref.get("tolerance", 0.0)
         basis = ref.get("basis", "") or ""
-        note = _join(EXPLAINED + ref["explained"] if ref.get("explained") else "", ref.get("note", ""))
+        note = ref.get("note", "") or ""
         data = ref.get("data", "")
         val = reproduced.get(item)
         se = None
@@ -271,9 +317,9 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
         has_value = not (val is None or (_is_number(val) and math.isnan(val)))
         if not has_value:
             ok = None if kind == "info" else False
-            rows.append([item, kind, data, paper, None, None, tol, basis, ok,
-                         row_verdict(kind, False, False), *ev_cols,
-                         _join(note, "" if isinstance(reproduced.get(item), Mapping)
+            verdict = row_verdict(kind, False, False)
+            rows.append([item, kind, data, paper, None, None, tol, basis, ok, verdict, *ev_cols,
+                         _join(_explanation(ref, verdict), note, "" if isinstance(reproduced.get(item), Mapping)
                                and reproduced[item].get("note") else "not reproduced")])
             continue
         if isinstance(paper, bool) or isinstance(val, bool):
@@ -286,8 +332,11 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
         else:
             ok, diff = str(val) == str(paper), None
         verdict = row_verdict(kind, ok, True, bool(ref.get("explained")), ev, paper, val, tol)
+        if verdict == WITHIN_NOISE:
+            ev_cols[2] = _join(ev_cols[2], "within the noise of what it varies, not a cause: "
+                               + evidence_power(ev, paper, val, tol))
         rows.append([item, kind, data, paper, val, diff, tol, basis, None if kind == "info" else ok, verdict,
-                     *ev_cols, note])
+                     *ev_cols, _join(_explanation(ref, verdict), note)])
     for item, val in reproduced.items():
         if item in seen:
             continue
@@ -312,7 +361,8 @@ def _truth(x) -> bool | None:
 def scorecard(table: pd.DataFrame, paper: str = "") -> dict:
     """Counts of one verify table (pure; the table as built or as read back from ``verify.csv``), from its
     ``verdict`` column (:func:`row_verdict`): over ``check`` rows ``reproduced``, ``explained`` (computed evidence
-    meets the explanation), ``unexplained`` and ``not_reproducible``; ``cross_checks`` / ``cross_checks_agree``,
+    meets the explanation and could have failed), ``within_noise`` (it meets it without that power),
+    ``unexplained`` and ``not_reproducible``; ``cross_checks`` / ``cross_checks_agree``,
     ``claims`` / ``claims_hold`` apart; ``keys`` and ``info`` rows are never counted as evidence."""
     kind = table["kind"].fillna("check") if "kind" in table else pd.Series("check", index=table.index)
     v = table["verdict"].fillna("").astype(str) if "verdict" in table else pd.Series("", index=table.index)
@@ -320,19 +370,22 @@ def scorecard(table: pd.DataFrame, paper: str = "") -> dict:
     return {"paper": paper, "checks": int(chk.sum()),
             "reproduced": int((chk & v.eq(REPRODUCED)).sum()),
             "explained": int((chk & v.eq(EXPLAINED_V)).sum()),
+            "within_noise": int((chk & v.eq(WITHIN_NOISE)).sum()),
             "unexplained": int((chk & v.eq(UNEXPLAINED)).sum()),
             "not_reproducible": int((chk & v.eq(NOT_REPRODUCIBLE)).sum()),
             "cross_checks": int(xc.sum()), "cross_checks_agree": int((xc & v.eq(AGREES)).sum()),
             "claims": int(cl.sum()), "claims_hold": int((cl & v.eq(HOLDS)).sum()),
+            "claims_not_testable": int((cl & v.eq(NOT_TESTABLE)).sum()),
             "keys": int(kind.eq("key").sum()), "info": int(kind.eq("info").sum())}
 
 
 def scorecard_line(c: Mapping[str, Any]) -> str:
     """One line of a :func:`scorecard`: what can fail, and how it came out."""
     return (f"{c['checks']} checks: {c['reproduced']} reproduced, {c['explained']} explained, "
-            f"{c['unexplained']} unexplained, {c['not_reproducible']} not reproducible; "
+            f"{c.get('within_noise', 0)} within noise, {c['unexplained']} unexplained, {c['not_reproducible']} not reproducible; "
             f"{c['cross_checks_agree']} of {c['cross_checks']} cross-checks agree; "
-            f"{c['claims_hold']} of {c['claims']} claims hold")
+            f"{c['claims_hold']} of {c['claims'] - c.get('claims_not_testable', 0)} testable claims hold"
+            + (f", {c['claims_not_testable']} not testable" if c.get("claims_not_testable") else ""))
 
 
 def write_verify_table(table: pd.DataFrame, csv_path, md_path=None, header: str = "") -> None:

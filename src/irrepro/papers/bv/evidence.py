@@ -244,41 +244,6 @@ def own_identity(row, data, values, identity: str):
     raise InputError(f"unknown identity {identity!r}; expected 'bias2_plus_var' or 'eq16_var_rho'")
 
 
-def table8_run_resamples(row, data, values, resamples: int = 2000, coverage: float = 0.99):
-    """A data difference in the target of Table 8: x_T (the per-topic maximum) depends on the run set, which
-    differs from the paper's. |ZRisk| (alpha = 0) of the matched run against the target of ``resamples`` run sets
-    of the public size drawn with replacement from the public runs, the matched run always in the set."""
-    parts = row["item"].split("/")
-    if parts[0] != "table8" or parts[2] != "abs_zrisk":
-        raise InputError(f"{row['item']!r}: table8_run_resamples gives a table8/<run>/abs_zrisk cell")
-    t8 = data.get("table8") or {}
-    if t8.get("matrix") is None:
-        raise InputError("no Table 8 score matrix among the verify rule's evidence inputs")
-    X = _check(t8["matrix"])
-    match = values.get(row["item"])
-    system = match.get("system") if isinstance(match, dict) else None
-    systems = list(t8.get("systems") or [])
-    if system not in systems:
-        raise InputError(f"{row['item']!r}: the run is not matched to a system of the public matrix")
-    i = systems.index(system)
-    S = X.shape[0]
-    rng = _rng(data, row["item"])
-    pick = rng.integers(0, S, (resamples, S - 1))
-    targets = np.maximum(X[pick].max(axis=1), X[i][None, :])                            # R x T
-    x = X[i]
-    # ZRisk (alpha = 0) against each target, vectorised: z = (x - e) / sqrt(e), e = rowsum_x * colsum / total
-    col = x[None, :] + targets
-    e = x.sum() * col / col.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(e > 0, (x[None, :] - e) / np.sqrt(np.where(e > 0, e, 1.0)), 0.0)
-    cells = np.abs(z.sum(axis=1))
-    lo, hi = _range(cells, coverage)
-    return {"low": lo, "high": hi, "against": "paper",
-            "how": f"|ZRisk| of {system} against the target of {resamples} run sets of {S} runs drawn with "
-                   f"replacement from the public runs ({system} kept), "
-                   f"{(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"}
-
-
 def evidence_data(frames, settings) -> dict:
     """``data`` for the evidence functions from the verify rule's inputs: ``frames`` (collection -> the per-topic
     score table, ``irrepro.core.scores.read_scores``) and ``settings`` (``table9``: collection -> measure and the
@@ -302,5 +267,4 @@ def evidence_data(frames, settings) -> dict:
     return data
 
 
-EVIDENCE = {f.__name__: f for f in (missing_topics, run_resamples, tie_orders, copied_cell, own_identity,
-                                    table8_run_resamples)}
+EVIDENCE = {f.__name__: f for f in (missing_topics, run_resamples, tie_orders, copied_cell, own_identity)}
