@@ -141,11 +141,12 @@ def test_kinds_missing_values_se_tolerance_and_scorecard():
     c = scorecard(t.reset_index(), "p")
     # an explanation without computed evidence is unexplained: a note alone never explains
     assert t.loc["c_expl", "verdict"] == "unexplained"
-    assert c == {"paper": "p", "checks": 6, "reproduced": 2, "explained": 0, "within_noise": 0, "unexplained": 2,
+    assert c == {"paper": "p", "checks": 6, "reproduced": 2, "explained": 0, "within_noise": 0, "paper_inconsistent": 0,
+                 "unexplained": 2,
                  "not_reproducible": 2, "cross_checks": 0, "cross_checks_agree": 0, "claims": 1, "claims_hold": 0,
                  "claims_not_testable": 0, "keys": 1, "info": 1}
-    assert scorecard_line(c).startswith("6 checks: 2 reproduced, 0 explained, 0 within noise, 2 unexplained, "
-                                        "2 not reproducible")
+    assert scorecard_line(c).startswith("6 checks: 2 reproduced, 0 explained, 0 within noise, 0 paper inconsistent, "
+                                        "2 unexplained, 2 not reproducible")
 
 
 def test_explained_only_when_computed_evidence_holds_the_paper_value():
@@ -204,7 +205,26 @@ def test_an_explanation_needs_evidence_that_could_have_failed():
     assert t.loc["wide", "note"] == "offered explanation, within noise only: x"
     c = scorecard(t.reset_index())
     assert (c["explained"], c["within_noise"], c["unexplained"]) == (2, 3, 0)
-    assert "2 explained, 3 within noise, 0 unexplained" in scorecard_line(c)
+    assert "2 explained, 3 within noise, 0 paper inconsistent, 0 unexplained" in scorecard_line(c)
+
+
+def test_a_proof_from_the_paper_makes_a_row_paper_inconsistent_whatever_ours():
+    """Evidence ``against: paper_bound`` (a bound from the paper's printed numbers alone): a printed value outside it
+    is "paper inconsistent", whatever ours; inside it the proof fails and the row is unexplained; a reproduced row
+    stays reproduced."""
+    from irrepro.core.verify import scorecard
+
+    def row(item, paper, tol=0.01):
+        return {"item": item, "paper": paper, "tolerance": tol, "basis": "b", "explained": "proof",
+                "evidence_result": {"low": 0.0, "high": 2.0, "how": "bound", "against": "paper_bound"}}
+    ref = [row("out", 2.5), row("out_ours_far", 2.5), row("in", 1.9), row("ok", 2.5)]
+    got = {"out": 1.0, "out_ours_far": 50.0, "in": 1.0, "ok": 2.505}
+    t = build_verify_table(ref, got).set_index("item")
+    assert t["verdict"].to_dict() == {"out": "paper inconsistent", "out_ours_far": "paper inconsistent",
+                                      "in": "unexplained", "ok": "reproduced"}
+    assert "a proof from the paper's own numbers" in t.loc["out", "evidence"]
+    assert t.loc["out", "note"] == "paper inconsistent: proof"
+    assert scorecard(t.reset_index())["paper_inconsistent"] == 2
 
 
 def test_a_claim_without_data_is_not_testable_never_failed():

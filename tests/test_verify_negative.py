@@ -344,6 +344,31 @@ def test_paper_inconsistency_and_copied_cell_evidence_fail_when_the_paper_is_con
     assert _verdicts("bv", t8, {**vals8, item: 0.1060}, {})[0][item] == "unexplained"
 
 
+def test_shift5_cells_are_proven_inconsistent_from_the_paper_alone():
+    """SHIFT-5's four cells against bounds computed from the paper's printed numbers only (ours play no part): the
+    convexity of DCG's discount bounds U(SHIFT-5) by the chord between the printed U(OPT) and U(SHIFT-7), and the
+    printed ShallowPool(SHIFT-7) = 0.00 bounds ShallowPool(SHIFT-5) (OPT's tail is sorted by grade). Printed values
+    inside their bounds would not be inconsistent; a printed ShallowPool(SHIFT-7) of 5 frees ShallowPool(SHIFT-5)."""
+    rows = load_reference(REF / "sampling.yaml")
+    cells = {"true/SHIFT-5": 272.2, "shallow/SHIFT-5": 0.0, "deep_mean/SHIFT-5": 272.3, "u_hat_mean/SHIFT-5": 272.1}
+    v, t = _verdicts("sampling", rows, cells, {})
+    assert all(v[i] == "paper inconsistent" for i in cells), {i: v[i] for i in cells}
+    assert t.loc["true/SHIFT-5", "evidence_high"] == pytest.approx(2 / 7 * 284.4 + 5 / 7 * 269.87 + 0.005
+                                                                  + 20 * 7 * 4 / np.log(2) / 6000)
+    assert t.loc["shallow/SHIFT-5", "evidence_high"] == pytest.approx(0.005)
+    assert t.loc["true/SHIFT-5", "note"].startswith("paper inconsistent: a proof from the paper's printed numbers")
+    # ours does not enter the proof: another value of ours, the same verdict and bound
+    v2, t2 = _verdicts("sampling", rows, {**cells, "true/SHIFT-5": 250.0}, {})
+    assert v2["true/SHIFT-5"] == "paper inconsistent"
+    assert t2.loc["true/SHIFT-5", "evidence_high"] == t.loc["true/SHIFT-5", "evidence_high"]
+    # printed values the proofs allow: not inconsistent (unexplained: nothing else explains them)
+    inside = {"true/SHIFT-5": 274.0, "deep_mean/SHIFT-5": 274.5, "u_hat_mean/SHIFT-5": 274.4}
+    v3, _ = _verdicts("sampling", rows, cells, {}, inside)
+    assert all(v3[i] == "unexplained" for i in inside), {i: v3[i] for i in inside}
+    v4, _ = _verdicts("sampling", rows, cells, {}, {"shallow/SHIFT-7": 5.0})
+    assert v4["shallow/SHIFT-5"] == "unexplained"
+
+
 def test_sampling_and_vb_reading_evidence_fails_for_a_moved_paper_value():
     import yaml
 

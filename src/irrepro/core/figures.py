@@ -132,7 +132,7 @@ def verify_figure(table, title: str = ""):
     return fig
 
 
-VERDICT_COLOURS = {"reproduced": "#4daf4a", "explained": "#ff9f1c", "within noise": "#fee08b", "unexplained": "#e41a1c",
+VERDICT_COLOURS = {"reproduced": "#4daf4a", "explained": "#ff9f1c", "within noise": "#fee08b", "paper inconsistent": "#8c6bb1", "unexplained": "#e41a1c",
                    "not reproducible": "#bdbdbd", "agrees": "#377eb8", "disagrees": "#984ea3", "not computed": "#bdbdbd",
                    "holds": "#a6d96a", "fails": "#7f0000", "not testable": "#d9d9d9", "": "#f0f0f0"}
 

@@ -51,16 +51,18 @@ KINDS = ("check", "cross-check", "key", "claim", "info")
 #: how a row's ``explained`` text is introduced in its note, by the verdict the row earned: only an explained row
 #: says "explained"; the others say the explanation was offered and what became of it
 EXPLANATION_PREFIX = {"explained": "explained: ", "within noise": "offered explanation, within noise only: ",
+                      "paper inconsistent": "paper inconsistent: ",
                       "unexplained": "offered explanation, not met by its evidence: "}
 # The verdict of a row (column ``verdict``), one per kind of row; see :func:`row_verdict` and VERDICTS_TEXT.
 REPRODUCED, EXPLAINED_V, UNEXPLAINED, NOT_REPRODUCIBLE = "reproduced", "explained", "unexplained", "not reproducible"
-WITHIN_NOISE = "within noise"
+WITHIN_NOISE, PAPER_INCONSISTENT = "within noise", "paper inconsistent"
 AGREES, DISAGREES, NOT_COMPUTED = "agrees", "disagrees", "not computed"
 HOLDS, FAILS, NOT_TESTABLE = "holds", "fails", "not testable"
 # what evidence is compared with: the paper's number (a reading, a data difference, a copied cell) or ours (a paper
 # inconsistency: the paper's own inputs under its own formula give our number, not its printed one)
-AGAINST = ("paper", "reproduced")
-SCORECARD_COLUMNS = ["paper", "checks", "reproduced", "explained", "within_noise", "unexplained", "not_reproducible",
+AGAINST = ("paper", "reproduced", "paper_bound")
+SCORECARD_COLUMNS = ["paper", "checks", "reproduced", "explained", "within_noise", "paper_inconsistent", "unexplained",
+                     "not_reproducible",
                      "cross_checks", "cross_checks_agree", "claims", "claims_hold", "claims_not_testable", "keys",
                      "info"]
 VERDICTS_TEXT = (
@@ -78,6 +80,9 @@ VERDICTS_TEXT = (
     "is wider than the difference it would explain, or it holds ours as well as the paper's. The difference is "
     "within the noise of what the evidence varies (topic subsets, tie orders, resampled runs); that is not a "
     "cause. Counted apart from explained and from reproduced.\n"
+    "- **paper inconsistent**: not reproduced, and a proof computed from the paper's own printed numbers and "
+    "definitions alone (never from ours) confines the cell to [evidence_low, evidence_high], which the printed "
+    "value lies outside: no data could give it. The proof is in the row's `evidence`.\n"
     "- **unexplained**: not reproduced, and no computed evidence meets the explanation (a note alone never "
     "explains).\n"
     "- **not reproducible**: no value of ours (the data is not public, or the cell could not be computed).\n\n"
@@ -185,6 +190,8 @@ def row_verdict(kind: str, ok: bool | None, has_value: bool, explained: bool = F
         return REPRODUCED
     if not has_value:
         return NOT_REPRODUCIBLE
+    if explained and evidence and evidence.get("against") == "paper_bound":
+        return PAPER_INCONSISTENT if paper_outside_bound(evidence, paper) else UNEXPLAINED
     if explained and evidence_meets(evidence, paper, reproduced, tol):
         return EXPLAINED_V if evidence_power(evidence, paper, reproduced, tol) == "" else WITHIN_NOISE
     return UNEXPLAINED
@@ -207,6 +214,18 @@ def evidence_meets(evidence: Mapping[str, Any] | None, paper, reproduced, tol=No
     if evidence.get("against", "paper") == "reproduced":
         return inside(reproduced) and not inside(paper)
     return inside(paper)
+
+
+def paper_outside_bound(evidence: Mapping[str, Any] | None, paper) -> bool:
+    """Whether the paper's printed value lies outside the bound [low, high] that a proof from the paper's own printed
+    numbers and definitions gives (``against: paper_bound``; the proof widens it by the printed numbers' rounding
+    itself, so no tolerance is added). Not a number, or no finite bound: False."""
+    if not evidence or not _is_number(paper):
+        return False
+    lo, hi = evidence.get("low"), evidence.get("high")
+    if not (_is_number(lo) and _is_number(hi)) or not (math.isfinite(lo) and math.isfinite(hi)):
+        return False
+    return not (float(lo) - 1e-12 <= float(paper) <= float(hi) + 1e-12)
 
 
 def evidence_power(evidence: Mapping[str, Any] | None, paper, reproduced, tol=None) -> str:
@@ -310,7 +329,8 @@ def build_verify_table(reference: list[Mapping[str, Any]], reproduced: Mapping[s
         ev_cols = [None, None, ""]
         if ref.get("explained") and kind == "check":
             if ev and "error" not in ev:
-                against = "ours" if ev.get("against") == "reproduced" else "the paper's value"
+                against = {"reproduced": "ours", "paper_bound": "the paper's printed value (a proof from the "
+                           "paper's own numbers)"}.get(ev.get("against"), "the paper's value")
                 ev_cols = [ev.get("low"), ev.get("high"), _join(ev.get("how", ""), f"compared with {against}")]
             else:
                 ev_cols[2] = (ev or {}).get("error") or "no evidence computed for this explanation"
@@ -371,6 +391,7 @@ def scorecard(table: pd.DataFrame, paper: str = "") -> dict:
             "reproduced": int((chk & v.eq(REPRODUCED)).sum()),
             "explained": int((chk & v.eq(EXPLAINED_V)).sum()),
             "within_noise": int((chk & v.eq(WITHIN_NOISE)).sum()),
+            "paper_inconsistent": int((chk & v.eq(PAPER_INCONSISTENT)).sum()),
             "unexplained": int((chk & v.eq(UNEXPLAINED)).sum()),
             "not_reproducible": int((chk & v.eq(NOT_REPRODUCIBLE)).sum()),
             "cross_checks": int(xc.sum()), "cross_checks_agree": int((xc & v.eq(AGREES)).sum()),
@@ -382,7 +403,8 @@ def scorecard(table: pd.DataFrame, paper: str = "") -> dict:
 def scorecard_line(c: Mapping[str, Any]) -> str:
     """One line of a :func:`scorecard`: what can fail, and how it came out."""
     return (f"{c['checks']} checks: {c['reproduced']} reproduced, {c['explained']} explained, "
-            f"{c.get('within_noise', 0)} within noise, {c['unexplained']} unexplained, {c['not_reproducible']} not reproducible; "
+            f"{c.get('within_noise', 0)} within noise, {c.get('paper_inconsistent', 0)} paper inconsistent, "
+            f"{c['unexplained']} unexplained, {c['not_reproducible']} not reproducible; "
             f"{c['cross_checks_agree']} of {c['cross_checks']} cross-checks agree; "
             f"{c['claims_hold']} of {c['claims'] - c.get('claims_not_testable', 0)} testable claims hold"
             + (f", {c['claims_not_testable']} not testable" if c.get("claims_not_testable") else ""))
