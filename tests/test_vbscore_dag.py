@@ -36,10 +36,13 @@ def test_vb_outputs(vbdag):
     assert list(ver.columns) == ["item", "kind", "data", "paper", "reproduced", "difference", "tolerance", "basis",
                                  "ok", "verdict", "evidence_low", "evidence_high", "evidence", "note"]
     ok = dict(zip(ver.item, ver.ok.astype(str)))
-    # the Sec. 5 numbers are explained by the reading the evidence recomputes from the paper's case studies
+    # the Sec. 5 numbers under the one declared reading (ES, binary gains) the evidence recomputes from the paper's
+    # case studies: Jordan's 0.8 and John Doe's 0.2 explained; John Doe's "approximately 0.9" not (the reading
+    # gives 1.0)
     sec5 = ver.set_index("item").loc[["sec5/jordan/athlete_only/VB", "sec5/johndoe/literal/VB",
                                       "sec5/johndoe/robust/VB"]]
-    assert (sec5.verdict == "explained").all() and (sec5.evidence_low == sec5.evidence_high).all()
+    assert sec5.verdict.tolist() == ["explained", "explained", "unexplained"]
+    assert (sec5.evidence_low == sec5.evidence_high).all()
     # Table 1 recomputed from its ES column: every VB cell within the rounding-propagated tolerance
     assert all(ok[f"table1/group{g}/VB_{a}"] == "True" for g in range(1, 9) for a in ("0.5", "1"))
     # the claims that do not hold as stated

@@ -124,10 +124,12 @@ def test_sampling_table3_sd_ratio():
 def test_vb_case_study_reading():
     from irrepro.papers.vb.evidence import case_study_reading
     doc = {"case_studies": {"jordan": {"intents": ["a", "p"], "pi": [0.8, 0.2],
-                                       "systems": {"athlete_only": {"covers": ["a"]}}}}}
-    ev = case_study_reading({"item": "x"}, {"document": doc}, {}, case="jordan", system="athlete_only", alpha=0)
+                                       "systems": {"athlete_only": {"covers": ["a"]}}}},
+           "readings": {"case_studies": {"value": "ES", "gains": "binary", "source": "s"}}}
+    ev = case_study_reading({"item": "x"}, {"document": doc}, {}, case="jordan", system="athlete_only")
     assert ev["low"] == pytest.approx(0.8) and evidence_meets(ev, 0.8, 0.4, 5e-4)
-    vb1 = case_study_reading({"item": "x"}, {"document": doc}, {}, case="jordan", system="athlete_only", alpha=1)
+    doc["readings"]["case_studies"]["value"] = "VB_1"  # the reading is the file's: VB_1 for every cell
+    vb1 = case_study_reading({"item": "x"}, {"document": doc}, {}, case="jordan", system="athlete_only")
     assert vb1["low"] == pytest.approx(0.4) and not evidence_meets(vb1, 0.8, 0.4, 5e-4)
     with pytest.raises(InputError, match="no case study"):
-        case_study_reading({"item": "x"}, {"document": doc}, {}, case="john", system="a", alpha=0)
+        case_study_reading({"item": "x"}, {"document": doc}, {}, case="john", system="a")

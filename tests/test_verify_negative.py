@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from irrepro.errors import InputError
 from irrepro.core.verify import build_verify_table, load_reference, scorecard
 from irrepro.papers.bv import verify as bv_verify
 from irrepro.papers.bv.tables import table8_tables, table9_row
@@ -384,12 +385,40 @@ def test_sampling_and_vb_reading_evidence_fails_for_a_moved_paper_value():
     assert _verdicts("sampling", srows, values, data, {item: 2.25})[0][item] == "unexplained"
     vrows = load_reference(REF / "vb.yaml")
     doc = yaml.safe_load((REF / "vb.yaml").read_text())
-    values = {"sec5/jordan/athlete_only/VB": 0.4, "sec5/johndoe/literal/VB": -0.2, "sec5/johndoe/robust/VB": 1.0}
+    values = {"sec5/jordan/athlete_only/VB": 0.4, "sec5/johndoe/literal/VB": -0.2}
     t = verify_paper("vb", vrows, values, {}, {"document": doc}).set_index("item")
     assert all(t.loc[i, "verdict"] == "explained" for i in values)
     moved = [{**r, "paper": 0.6} if r["item"] in values else r for r in vrows]
     t = verify_paper("vb", moved, values, {}, {"document": doc}).set_index("item")
     assert all(t.loc[i, "verdict"] == "unexplained" for i in values)
+
+
+def test_vb_case_studies_have_one_declared_reading_for_every_cell():
+    """Sec. 5's numbers under one reading, declared in the reference file with its source (ES with binary gains):
+    Jordan's 0.8 and John Doe's 0.2 are explained by it; John Doe's robust "approximately 0.9" is not (the reading
+    gives 1.0). The per-cell reading used before (DCG gains with Stanford first for that one cell, 0.926) would
+    give Jordan's diversified list 0.926, not the text's 1.0; a row can no longer choose it, nor its own alpha."""
+    import yaml
+
+    from irrepro.core.verify import verify_paper
+    from irrepro.papers.vb import evidence as vb_ev
+    vrows = load_reference(REF / "vb.yaml")
+    doc = yaml.safe_load((REF / "vb.yaml").read_text())
+    assert doc["readings"]["case_studies"]["value"] == "ES" and "recomputation" in doc["readings"]["case_studies"][
+        "source"]
+    sec5 = [r for r in vrows if r["item"].startswith("sec5/") and r.get("evidence")]
+    assert all(set(r["evidence"]) == {"fn", "case", "system"} for r in sec5)  # no per-row alpha or gains
+    values = {"sec5/jordan/athlete_only/VB": 0.4, "sec5/johndoe/literal/VB": -0.2, "sec5/johndoe/robust/VB": 1.0}
+    t = verify_paper("vb", vrows, values, {}, {"document": doc}).set_index("item")
+    assert t.loc["sec5/jordan/athlete_only/VB", "verdict"] == "explained"
+    assert t.loc["sec5/johndoe/literal/VB", "verdict"] == "explained"
+    assert t.loc["sec5/johndoe/robust/VB", "verdict"] == "unexplained"
+    assert t.loc["sec5/johndoe/robust/VB", "evidence_low"] == 1.0
+    with pytest.raises(InputError, match="DCG gains"):
+        vb_ev.case_study_reading({}, {"document": doc}, {}, case="johndoe", system="robust_dcg_stanford_first")
+    no_reading = {k: v for k, v in doc.items() if k != "readings"}
+    with pytest.raises(InputError, match="declares no reading"):
+        vb_ev.case_study_reading({}, {"document": no_reading}, {}, case="jordan", system="athlete_only")
 
 
 def test_cross_checks_are_counted_apart_never_reproduced():
