@@ -327,3 +327,41 @@ def test_minilm_rerank_of_bm25_on_vaswani(irds_home, minilm, tmp_path):
     assert len(out) == len(first) and out.groupby("query_id").doc_id.apply(set).equals(
         first.groupby("query_id").doc_id.apply(set))
     assert scores[name]["nDCG@10"] > scores["bm25"]["nDCG@10"]
+
+
+@pytest.mark.parametrize("kind, name", [("dense", "vectors.npy"), ("dense", "doc_ids.npy"), ("sparse", "data.npy")])
+def test_a_damaged_or_truncated_index_file_is_refused_by_name(tmp_path, kind, name):
+    """meta.json records the sha256 of every array file: 32 flipped bytes (which loaded silently before and moved
+    two documents' vectors by up to 50) or a truncated file are refused naming the file; so is a meta.json without
+    the hashes (an index written before they were recorded)."""
+    import json
+
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    vec = rng.normal(size=(40, 16)).astype(np.float32)
+    if kind == "sparse":
+        vec = sp.csr_matrix(np.where(vec > 1.0, vec, 0.0))
+    idx = N.DocIndex("m", kind, np.array([f"d{i}" for i in range(40)]), vec, {"sha256": "0" * 64}, {})
+    folder = idx.save(tmp_path / "ix")
+    back = N.DocIndex.load(folder)
+    assert (back.doc_ids == idx.doc_ids).all()
+    meta = json.loads((folder / "meta.json").read_text())
+    assert set(meta["files"]) >= {"doc_ids.npy", name}
+    f = folder / name
+    raw = bytearray(f.read_bytes())
+    flipped = raw.copy()
+    flipped[-40:-8] = bytes(b ^ 0xFF for b in flipped[-40:-8])  # 32 bytes of the data, not the header
+    f.write_bytes(bytes(flipped))
+    with pytest.raises(InputError, match=f"{name}.*does not match the sha256 meta.json records") as e:
+        N.DocIndex.load(folder)
+    assert str(f) in str(e.value)
+    f.write_bytes(bytes(raw[: len(raw) // 2]))  # truncated
+    with pytest.raises(InputError, match=f"{name}.*does not match the sha256"):
+        N.DocIndex.load(folder)
+    f.write_bytes(bytes(raw))
+    N.DocIndex.load(folder)  # whole again: loads
+    del meta["files"][name]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match=f"records no sha256 of {name}"):
+        N.DocIndex.load(folder)

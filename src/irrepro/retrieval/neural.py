@@ -464,7 +464,8 @@ def load_model(name: str, threads: int | None = None, batch_size: int = 32, **kw
 # ---------------------------------------------------------------- document index
 
 #: the encodings' format and the encoders' arithmetic: part of every index's key (irrepro.plan.neural_index_key)
-INDEX_FORMAT = 2
+#: 3: meta.json records the sha256 of every array file, checked at every load (2 did not)
+INDEX_FORMAT = 3
 
 
 @dataclass
@@ -488,26 +489,28 @@ class DocIndex:
         blob = json.dumps({"sha256": self.identity["sha256"], "settings": self.settings}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def meta(self) -> dict:
+    def meta(self, files: Mapping[str, str] | None = None) -> dict:
         return {"format": INDEX_FORMAT, "model": self.model, "kind": self.kind, "n_docs": len(self),
                 "dim": int(self.vectors.shape[1]), "identity": self.identity, "settings": self.settings,
-                "key": self.key}
+                "key": self.key, "files": dict(files or {})}
 
     def save(self, folder) -> Path:
         """Write ``doc_ids.npy``, the vectors (``vectors.npy``; sparse: ``data.npy``, ``indices.npy``,
-        ``indptr.npy``) and ``meta.json`` (written last: an index without it is incomplete) into ``folder``."""
+        ``indptr.npy``) and ``meta.json`` (written last: an index without it is incomplete, and it records the
+        sha256 of every array file, checked by :meth:`load`) into ``folder``."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "meta.json").unlink(missing_ok=True)
-        np.save(folder / "doc_ids.npy", np.asarray(self.doc_ids, dtype=str), allow_pickle=False)
+        arrays = {"doc_ids.npy": np.asarray(self.doc_ids, dtype=str)}
         if self.kind == "sparse":
             v = self.vectors.tocsr()
-            np.save(folder / "data.npy", v.data, allow_pickle=False)
-            np.save(folder / "indices.npy", v.indices, allow_pickle=False)
-            np.save(folder / "indptr.npy", v.indptr, allow_pickle=False)
+            arrays.update({"data.npy": v.data, "indices.npy": v.indices, "indptr.npy": v.indptr})
         else:
-            np.save(folder / "vectors.npy", np.ascontiguousarray(self.vectors), allow_pickle=False)
-        (folder / "meta.json").write_text(json.dumps(self.meta(), indent=1, sort_keys=True) + "\n")
+            arrays["vectors.npy"] = np.ascontiguousarray(self.vectors)
+        for name, a in arrays.items():
+            np.save(folder / name, a, allow_pickle=False)
+        files = {name: file_sha256(folder / name) for name in arrays}
+        (folder / "meta.json").write_text(json.dumps(self.meta(files), indent=1, sort_keys=True) + "\n")
         return folder
 
     @classmethod
@@ -522,13 +525,33 @@ class DocIndex:
             raise InputError("no meta.json: not a neural document index, or an incomplete one", path=folder)
         meta = json.loads(meta_path.read_text())
         if meta.get("format") != INDEX_FORMAT:
-            raise InputError(f"index format {meta.get('format')!r}, expected {INDEX_FORMAT}", path=meta_path)
-        ids = np.load(folder / "doc_ids.npy", allow_pickle=False)
+            raise InputError(f"index format {meta.get('format')!r}, expected {INDEX_FORMAT} (delete the folder to "
+                             "encode the documents again)", path=meta_path)
+        names = ["doc_ids.npy"] + (["data.npy", "indices.npy", "indptr.npy"] if meta["kind"] == "sparse"
+                                   else ["vectors.npy"])
+        recorded = meta.get("files") or {}
+        for name in names:
+            f = folder / name
+            if name not in recorded:
+                raise InputError(f"meta.json records no sha256 of {name}: an incomplete index (delete the folder to "
+                                 "encode the documents again)", path=meta_path)
+            if not f.is_file():
+                raise InputError("missing: a damaged index (delete the folder to encode the documents again)", path=f)
+            if file_sha256(f) != recorded[name]:
+                raise InputError(f"does not match the sha256 meta.json records for it ({recorded[name][:12]}…): a "
+                                 "damaged or edited index; delete the folder to encode the documents again", path=f)
+
+        def array(name):
+            try:
+                return np.load(folder / name, allow_pickle=False)
+            except (ValueError, OSError, EOFError) as e:  # cannot happen to a file matching its sha256, but say so
+                raise InputError(f"unreadable: {e}", path=folder / name) from e
+        ids = array("doc_ids.npy")
         if meta["kind"] == "sparse":
-            vec = sp.csr_matrix((np.load(folder / "data.npy"), np.load(folder / "indices.npy"),
-                                 np.load(folder / "indptr.npy")), shape=(meta["n_docs"], meta["dim"]))
+            vec = sp.csr_matrix((array("data.npy"), array("indices.npy"), array("indptr.npy")),
+                                shape=(meta["n_docs"], meta["dim"]))
         else:
-            vec = np.load(folder / "vectors.npy", allow_pickle=False)
+            vec = array("vectors.npy")
         idx = cls(meta["model"], meta["kind"], ids, vec, meta["identity"], meta.get("settings", {}))
         if len(ids) != meta["n_docs"] or vec.shape != (meta["n_docs"], meta["dim"]):
             raise InputError(f"{len(ids)} doc ids, vectors {vec.shape}; meta.json says {meta['n_docs']} x "
