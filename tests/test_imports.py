@@ -94,7 +94,7 @@ def test_a_run_file_that_cannot_name_a_system_is_refused_naming_it(tmp_path, bad
 
 @pytest.mark.parametrize("name,ok", [("nDCG@0", False), ("P@-1", False), ("DCG@0", False), ("RBP(p=0.8)", False),
                                      ("nonsense", False), ("Judged@10", True), ("R@100", True), ("DCG@10", True),
-                                     ("AP", True), ("nDCG@10", True)])
+                                     ("AP", True), ("nDCG@10", True), ("ERR(rel=2)@20", False), ("P(rel=2)@10", True)])
 def test_measures_are_checked_naming_the_key(name, ok):
     """A measure must be computable here: parsed by ir_measures with a cutoff >= 1 and supported by an installed
     provider (RBP has none installed), or irrepro's own DCG@k."""

@@ -243,6 +243,25 @@ def test_old_java_is_refused(monkeypatch, tmp_path):
         L.java_version.cache_clear()
 
 
+def test_a_bogus_java_home_is_named_when_another_java_is_used(monkeypatch, tmp_path, caplog):
+    """JAVA_HOME pointing at no runtime: the java on PATH is used, and a warning names both (it fell back silently
+    before)."""
+    good = tmp_path / "bin" / "java"
+    good.parent.mkdir()
+    good.write_text('#!/bin/sh\necho \'openjdk version "17.0.9"\' >&2\n')
+    good.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("PATH", str(good.parent))
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
+    L.java_version.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="irrepro.retrieval.lucene"):
+            assert L.find_java() == str(good)
+        assert f"{tmp_path / 'nowhere' / 'bin' / 'java'} (does not run) not usable; using {good}" in caplog.text
+    finally:
+        L.java_version.cache_clear()
+
+
 def test_java_failure_reports_command_and_stderr(engine):
     with pytest.raises(L.LuceneError) as e:
         L._run_java("io.anserini.search.SearchCollection", ["-index", "/nonexistent-index", "-bm25"])

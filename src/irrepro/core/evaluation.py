@@ -60,7 +60,11 @@ def check_measure(name, key: str) -> None:
     cutoff = m.params.get("cutoff")
     if cutoff is not None and not (isinstance(cutoff, int) and cutoff >= 1):
         raise InputError(f"config key {key}: {name!r}: the cutoff must be an integer >= 1, got {cutoff!r}")
-    providers = [p for p in ir_measures.DefaultPipeline.providers if p.supports(m)]
+    try:  # a provider validates the measure's parameters (an AssertionError for one it does not take)
+        m.validate_params()
+        providers = [p for p in ir_measures.DefaultPipeline.providers if p.supports(m)]
+    except Exception as e:  # noqa: BLE001 - ir_measures raises AssertionError, ValueError
+        raise InputError(f"config key {key}: {name!r}: ir_measures refuses its parameters ({e})") from None
     if not any(p.is_available() for p in providers):
         why = (f"its providers ({', '.join(p.NAME for p in providers)}) are not installed" if providers
                else "no ir_measures provider supports it")

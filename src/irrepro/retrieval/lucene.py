@@ -237,6 +237,8 @@ def find_java() -> str:
     for java in candidates:
         v = java_version(java)
         if v >= MIN_JAVA:
+            if tried:  # JAVA_HOME (or the first java found) named another runtime: say which one is used instead
+                log.warning("Java: %s not usable; using %s (Java %s)", ", ".join(tried), java, v)
             return java
         tried.append(f"{java} ({f'Java {v}' if v else 'does not run'})")
     raise LuceneSetupError(f"the Lucene engine needs Java {MIN_JAVA} or later; "
