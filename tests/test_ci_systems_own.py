@@ -97,8 +97,27 @@ def test_own_queries_errors():
         systems.own_judged(qrels, [str(i) for i in range(Q)], ["1"], "my.qrels")
     cut, judged = systems.own_judged(qrels, [str(i) for i in range(Q)], ["3", "1"])
     assert judged == ["1", "3"] and set(cut.query_id) == {"1", "3"}
-    with pytest.raises(InputError, match="topics list query '4' twice"):
-        systems.topic_queries(pd.DataFrame({"query_id": ["4", "5", "4"]}))
+    with pytest.raises(InputError, match=r"my.tsv \(config key ci.systems.topics\), line 4: query '4' listed twice "
+                                          r"\(first at line 2\)"):
+        systems.topic_queries(pd.DataFrame({"query_id": ["4", "5", "4"]}), "my.tsv (config key ci.systems.topics)")
+
+
+def test_own_topics_with_an_empty_text_or_a_query_no_run_retrieved_are_refused():
+    """A query with an empty text would be labelled against nothing; a query no run ranks anything for would count
+    as a zero for every system (both were accepted silently before): both refused, naming the file, its key, the
+    line or the system and the queries."""
+    where = "t.tsv (config key ci.systems.topics)"
+    topics = pd.DataFrame({"query_id": ["1", "2", "3"], "text": ["heat", "  ", "flutter"]})
+    with pytest.raises(InputError, match=r"t.tsv \(config key ci.systems.topics\), line 3: query '2' has an empty "
+                                          r"text \(1 such queries\)"):
+        systems.topic_queries(topics, where)
+    assert systems.topic_queries(topics.assign(text="x"), where) == ["1", "2", "3"]
+    runs, _, _ = _toy(2, Q=5, docs=3)
+    queries = [str(i) for i in range(5)] + ["999"]
+    with pytest.raises(InputError, match=r"t.tsv \(config key ci.systems.topics\): 1 of its 6 queries have no ranked "
+                                          r"document in the run of good \('999'\)"):
+        systems.check_runs_cover(runs, queries, where)
+    systems.check_runs_cover(runs, queries[:-1], where)  # every query ranked: nothing to say
 
 
 def test_differences_are_system_minus_baseline_with_bonferroni_over_the_systems_compared():

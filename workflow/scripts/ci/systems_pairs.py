@@ -6,7 +6,7 @@ import pandas as pd
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
 from irrepro.errors import InputError
-from irrepro.papers.ci.systems import (check_grade_scale, draw_queries, judged_queries, own_judged,
+from irrepro.papers.ci.systems import (check_grade_scale, check_runs_cover, draw_queries, judged_queries, own_judged,
                                        systems_pairs, topic_queries)
 
 sm = snakemake  # noqa: F821
@@ -15,12 +15,14 @@ with log_to(sm.log[0]) as log:
     own = p.mode == "own"
     qrels = read_qrels(sm.input.qrels)
     if own:  # the judged queries: those the qrels judge, or the listed ones (no other query's qrels are read)
-        queries = topic_queries(pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False))
+        topics_at = f"{sm.input.topics} (config key ci.systems.topics)"
+        queries = topic_queries(pd.read_csv(sm.input.topics, sep="\t", dtype=str, keep_default_na=False), topics_at)
         qrels, labelled = own_judged(qrels, queries, p.queries,
                                      f"{sm.input.qrels} (config keys ci.systems.qrels, ci.systems.queries)")
     check_grade_scale(qrels, p.n_grades, f"config key ci.systems.prompt: {p.prompt!r}", sm.wildcards.collection)
     runs = {s: read_run(path) for s, path in zip(p.systems, sm.input.runs)}
     if own:
+        check_runs_cover(runs, queries, topics_at)
         pool = systems_pairs(runs, qrels, p.k, queries)
     else:
         queries = judged_queries(qrels)

@@ -100,14 +100,40 @@ def judged_queries(qrels: pd.DataFrame) -> list:
     return sorted({str(q) for q in qrels.query_id}, key=_natural)
 
 
-def topic_queries(topics: pd.DataFrame) -> list:
-    """The query ids of a topics table (``query_id`` column), distinct, in natural order: the N queries of the
-    own-queries mode."""
-    ids = [str(q) for q in topics["query_id"]]
-    if len(set(ids)) != len(ids):
-        dup = pd.Series(ids)[pd.Series(ids).duplicated()].iloc[0]
-        raise InputError(f"the topics list query {dup!r} twice")
+def topic_queries(topics: pd.DataFrame, where: str = "the topics") -> list:
+    """The query ids of a topics table (``query_id`` and, where present, ``text`` columns; row i at line i + 2 of
+    its file, after the header), distinct, in natural order: the N queries of the own-queries mode. A query listed
+    twice or with an empty text is refused naming ``where`` (the file and its config key) and the line."""
+    ids = [str(q).strip() for q in topics["query_id"]]
+    seen: dict = {}
+    for i, q in enumerate(ids):
+        if not q:
+            raise InputError(f"{where}, line {i + 2}: an empty query id")
+        if q in seen:
+            raise InputError(f"{where}, line {i + 2}: query {q!r} listed twice (first at line {seen[q] + 2})")
+        seen[q] = i
+    if "text" in topics:
+        empty = [(i, q) for i, (q, t) in enumerate(zip(ids, topics["text"])) if not str(t).strip()
+                 or str(t).strip().lower() == "nan"]
+        if empty:
+            i, q = empty[0]
+            raise InputError(f"{where}, line {i + 2}: query {q!r} has an empty text ({len(empty)} such queries): a "
+                             "labeler would label its documents against nothing")
     return sorted(ids, key=_natural)
+
+
+def check_runs_cover(runs: dict, queries, where: str = "the topics") -> None:
+    """Own-queries mode: every system's run ranks documents for every one of the N ``queries``; a query a run has
+    no row for would count as a zero for that system (the runs were retrieved on another set of topics), so it is
+    refused naming the system, the queries and ``where``."""
+    for system, run in runs.items():
+        have = {str(q) for q in run["query_id"].unique()}
+        missing = [q for q in queries if str(q) not in have]
+        if missing:
+            raise InputError(f"{where}: {len(missing)} of its {len(queries)} queries have no ranked document in the "
+                             f"run of {system} ({', '.join(map(repr, missing[:5]))}{' …' if len(missing) > 5 else ''})"
+                             ": a run retrieved for other topics would count them as zeros; retrieve the runs on "
+                             "these topics or drop those queries")
 
 
 def own_judged(qrels: pd.DataFrame, queries, listed=None, where: str = "the qrels"):
