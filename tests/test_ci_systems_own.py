@@ -225,7 +225,7 @@ def test_the_plan_resolves_the_own_mode_baseline_and_same_model(tmp_path):
     spine = SimpleNamespace(collections=["vaswani"], systems={"vaswani": ["bm25", "qld", "minilm-rerank"]},
                             V="results/x")
     qrels = tmp_path / "q.txt"
-    qrels.write_text("1 0 d1 1\n")
+    qrels.write_text("".join(f"{q} 0 d{q} {q % 2}\n" for q in range(1, 7)))  # 6 judged queries, grades 0 and 1
     base = {"labels": {"labelers": {"minilm": {"backend": "biencoder", "model": "minilm"}},
                        "collections": {"vaswani": {"prompt": "binary"}}},
             "imports": {},
@@ -240,6 +240,19 @@ def test_the_plan_resolves_the_own_mode_baseline_and_same_model(tmp_path):
     r = resolve_systems(cfg, spine)
     assert r["qrels"] == str(qrels) and r["topics"] == "results/x/collections/vaswani/topics.tsv"
     assert r["baseline"] == "qld" and r["same_model"] == ["bm25", "minilm-rerank"]
+    # a calibrated labeler fits on the queries the qrels judge: too few for its folds, or one grade only, is refused
+    # by the plan (before anything is labelled; the job failed after labelling before), naming file, labeler and key
+    two, zeros = tmp_path / "two.txt", tmp_path / "zeros.txt"
+    two.write_text("1 0 d1 1\n2 0 d2 0\n")
+    zeros.write_text("".join(f"{q} 0 d{q} 0\n" for q in range(1, 7)))
+    for path, match in ((two, rf"ci.systems.qrels \({two}: the queries it judges\): labeler 'minilm' fits its "
+                              r"score-to-grade mapping on the labelled queries in 5 folds: label at least 5 queries "
+                              r"\(got 2\)"),
+                        (zeros, rf"ci.systems.qrels: no judgment in {zeros} is above grade 0; labeler 'minilm'")):
+        cfg = copy.deepcopy(base)
+        cfg["ci"]["systems"].update(mode="own", qrels=str(path))
+        with pytest.raises(InputError, match=match):
+            resolve_systems(cfg, spine)
     for change, match in ((dict(mode="own"), "mode own needs the qrels"),
                           (dict(mode="own", qrels=str(tmp_path / "none.txt")), "not found"),
                           (dict(qrels=str(qrels)), "only read in mode own"),

@@ -114,9 +114,7 @@ def resolve_systems(config: dict, spine) -> dict | None:
     from irrepro.labels.factory import calibration_of
     cal = calibration_of(config["labels"]["labelers"][lab])
     n_lab = len(queries) if queries is not None else int(cs["n"])
-    if cal is not None and n_lab < int(cal["folds"]):
-        raise InputError(f"{key}.n: labeler {lab!r} fits its score-to-grade mapping on the labelled queries in "
-                         f"{cal['folds']} folds: label at least {cal['folds']} queries (got {n_lab})")
+    n_key = f"{key}.queries" if queries is not None else f"{key}.n"
     mode = cs.get("mode") or "validation"
     own = mode == "own"
     if own:
@@ -127,11 +125,16 @@ def resolve_systems(config: dict, spine) -> dict | None:
             if cs.get(k_) is not None and not os.path.isfile(cs[k_]):
                 raise InputError(f"{key}.{k_}: file {cs[k_]!r} not found (relative paths are relative to the "
                                  "working directory)")
+        if cs.get("qrels") is not None and queries is None and cal is not None:
+            n_lab, n_key = _check_own_qrels_for(cs["qrels"], f"{key}.qrels", lab, cal)
     else:
         for k_ in ("qrels", "topics"):
             if cs.get(k_) is not None:
                 raise InputError(f"{key}.{k_}: only read in mode own (mode validation evaluates on the collection's "
                                  "own topics and qrels); set ci.systems.mode: own or remove the key")
+    if cal is not None and n_lab < int(cal["folds"]):
+        raise InputError(f"{n_key}: labeler {lab!r} fits its score-to-grade mapping on the labelled queries in "
+                         f"{cal['folds']} folds: label at least {cal['folds']} queries (got {n_lab})")
     baseline = cs.get("baseline") or names[0]
     if baseline not in names:
         raise InputError(f"{key}.baseline: {baseline!r} is not among ci.systems.systems {names}")
@@ -149,6 +152,22 @@ def resolve_systems(config: dict, spine) -> dict | None:
             "same_model": [s for s in names if s in declared or s in detected],
             "plan_deltas": [float(x) for x in cs.get("plan_deltas") or [0.05, 0.1, 0.2]],
             "plan_power": float(cs.get("plan_power") or 0.8)}
+
+
+def _check_own_qrels_for(path: str, key: str, labeler: str, cal: dict) -> tuple[int, str]:
+    """Own mode with a calibrated labeler: ``(n, where)``, the number of queries the qrels file at ``path`` judges
+    (the labelled queries) and how to name them. Qrels without a judgment above grade 0 are refused here, before
+    anything is labelled: the labeler fits its score-to-grade mapping on the judged queries' pooled documents, whose
+    unjudged ones count as 0, so every training grade would be 0 (qrels that list relevant documents only are
+    fine: the unjudged ones give the 0s)."""
+    from irrepro.core.trec import read_qrels
+
+    q = read_qrels(path)
+    if not (q["relevance"].astype(float) > 0).any():
+        raise InputError(f"{key}: no judgment in {path} is above grade 0; labeler {labeler!r} fits its "
+                         "score-to-grade mapping on the judged queries' grades (unjudged documents count as 0): "
+                         "with grade 0 only there is nothing to fit")
+    return q["query_id"].astype(str).nunique(), f"{key} ({path}: the queries it judges)"
 
 
 #: words of labeler names and models too common to identify a model
