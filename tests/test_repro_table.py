@@ -109,8 +109,41 @@ def test_repro_versions_command(tmp_path, capsys):
     c = _folder(tmp_path / "c", {**runs, "o-b": swapped}, scores)
     assert main(["repro-versions", str(a), str(c), "-o", str(tmp_path / "t.csv")]) == 1
     out = capsys.readouterr().out
-    assert "scores 8 OK, 0 OKish, 0 FAIL; 1 runs rank their documents differently (KTU < 1)" in out
+    assert "scores of the shared runs 8 OK, 0 OKish, 0 FAIL; 1 runs rank their documents differently (KTU < 1)" in out
     assert len(pd.read_csv(tmp_path / "t.csv")) == 8
+
+
+def test_repro_versions_compares_every_score_table_and_names_what_is_on_one_side(tmp_path, capsys):
+    """An import's score table (no runs behind it) that differs, or exists on one side only, and a measure one
+    side's table has and the other's not: never "identical" (only run-backed tables were compared before), each
+    named, exit status 1. A KTU just below 1 is never printed as 1."""
+    from irrepro.cli import _ktu_cell, main
+    from irrepro.core.scores import write_scores
+
+    runs, scores, _ = _setup()
+    a = _folder(tmp_path / "a", runs, scores)
+    imp = pd.DataFrame({"collection": "imp", "system": "x", "topic": ["1", "2"], "measure": "AP", "value": [0.1, 0.2]})
+    write_scores(imp, a / "scores" / "imp.tsv")
+    b = _folder(tmp_path / "b", runs, scores)
+    write_scores(imp.assign(value=[0.1, 0.25]), b / "scores" / "imp.tsv")
+    t, s = compare_versions(a, b, depth=30)
+    assert not s["identical"] and s["differing_tables"] == ["imp"] and s["score_tables"] == 2
+    assert main(["repro-versions", str(a), str(b)]) == 1
+    assert "score tables that differ: imp" in capsys.readouterr().out
+    c = _folder(tmp_path / "c", runs, scores)  # the import missing
+    t, s = compare_versions(a, c, depth=30)
+    assert not s["identical"] and s["tables_only_in_a"] == ["imp"]
+    assert main(["repro-versions", str(a), str(c)]) == 1
+    assert f"only in {a}: 1 score tables (imp)" in capsys.readouterr().out
+    d = _folder(tmp_path / "d", runs, scores)
+    write_scores(pd.concat([imp, imp.assign(measure="P@10")]), d / "scores" / "imp.tsv")
+    assert compare_versions(a, d, depth=30)[1]["measures_only"] == {"imp": {"a": [], "b": ["P@10"]}}
+    assert main(["repro-versions", str(a), str(d)]) == 1
+    assert f"score table imp: measures only in {d}: P@10" in capsys.readouterr().out
+    e = _folder(tmp_path / "e", runs, scores)
+    write_scores(imp, e / "scores" / "imp.tsv")
+    assert compare_versions(a, e, depth=30)[1]["identical"]
+    assert _ktu_cell(0.9999997) == "0.999999" and _ktu_cell(1.0) == "1" and _ktu_cell(0.5) == "0.500000"
 
 
 def test_an_original_effect_within_its_noise_gives_no_er():

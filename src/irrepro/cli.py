@@ -87,10 +87,20 @@ def _mirror(a) -> int:
     return 0
 
 
+def _ktu_cell(x):
+    """A KTU for the table: below 1 is never printed as 1 (rounded down at the sixth decimal)."""
+    import math
+
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return x
+    return f"{math.floor(x * 1e6) / 1e6:.6f}" if x < 1 else "1"
+
+
 def _repro_versions(a) -> int:
-    """Compare two result folders run for run: the table (CSV to ``-o``, Markdown to stdout: the rows whose score is
-    not OK or whose document order differs) and a verdict line; exit status 0 when every shared score is OK and
-    every shared run ranks its documents alike (KTU 1), 1 otherwise."""
+    """Compare two result folders run for run and score table for score table: the table (CSV to ``-o``, Markdown to
+    stdout: the rows whose score is not OK or whose document order differs), what is on one side only, and a verdict
+    line; exit status 0 when every shared score is OK, every shared run ranks its documents alike (KTU 1), every
+    score table of either folder is in both and holds the same measures, 1 otherwise."""
     from irrepro.core.io import to_markdown
     from irrepro.repro.table import compare_versions
 
@@ -98,21 +108,37 @@ def _repro_versions(a) -> int:
     if a.output:
         table.to_csv(a.output, index=False, float_format="%.6g")
     if s["identical"]:
-        print(f"identical: {s['runs']} run files and {len(s['collections'])} score tables of {a.original} and "
+        print(f"identical: {s['runs']} run files and {s['score_tables']} score tables of {a.original} and "
               f"{a.reproduced} are byte for byte the same")
         return 0
     counts = table.verdict.value_counts().to_dict()
     differ = (table.verdict != "OK") | (table.ktu < 1)
-    shown = table if a.all else table[differ]
+    shown = (table if a.all else table[differ]).assign(ktu=lambda t: t.ktu.map(_ktu_cell))
     if len(shown):
         print(to_markdown(shown, "{:.6g}"))
+    sides = []
+    for key, folder, what in (("only_in_a", a.original, "runs"), ("only_in_b", a.reproduced, "runs"),
+                              ("tables_only_in_a", a.original, "score tables"),
+                              ("tables_only_in_b", a.reproduced, "score tables")):
+        if s[key]:
+            sides.append(f"only in {folder}: {len(s[key])} {what} ({', '.join(s[key][:5])}"
+                         f"{' …' if len(s[key]) > 5 else ''})")
+    for name, m in s["measures_only"].items():
+        for side, folder in (("a", a.original), ("b", a.reproduced)):
+            if m[side]:
+                sides.append(f"score table {name}: measures only in {folder}: {', '.join(m[side])}")
+    if s["differing_tables"]:
+        sides.append(f"score tables that differ: {', '.join(s['differing_tables'])}")
     print(f"not identical: {s['runs']} shared runs ({s['identical_runs']} identical files), "
-          f"{len(s['collections'])} collections ({s['identical_scores']} identical score tables); scores "
+          f"{s['score_tables']} shared score tables ({s['identical_scores']} identical); scores of the shared runs "
           + ", ".join(f"{counts.get(v, 0)} {v}" for v in ("OK", "OKish", "FAIL"))
           + f"; {table[table.ktu < 1].original.nunique()} runs rank their documents differently (KTU < 1)"
-          + (f"; only in {a.original}: {len(s['only_in_a'])} runs" if s["only_in_a"] else "")
-          + (f"; only in {a.reproduced}: {len(s['only_in_b'])} runs" if s["only_in_b"] else ""))
-    return 0 if not differ.any() and not s["only_in_a"] and not s["only_in_b"] else 1
+          + "".join(f"; {x}" for x in sides))
+    one_sided = any(s[k] for k in ("only_in_a", "only_in_b", "tables_only_in_a", "tables_only_in_b")) \
+        or bool(s["measures_only"])
+    # a score table without shared runs (an import) has no per-run comparison: differing bytes are differing numbers
+    imports_differ = [n for n in s["differing_tables"] if n not in s["collections"]]
+    return 0 if not differ.any() and not one_sided and not imports_differ else 1
 
 
 def main(argv=None) -> int:

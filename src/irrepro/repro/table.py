@@ -122,10 +122,13 @@ def repro_table(comparisons, runs: Mapping[str, pd.DataFrame], scores: pd.DataFr
 def compare_versions(a, b, *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P,
                      tolerance: float = OKISH_TOLERANCE) -> tuple[pd.DataFrame, dict]:
     """Every run two result folders (``results/<a>``, ``results/<b>``) share, ``a``'s as original and ``b``'s as
-    reproduced: :func:`pair_rows` per collection and run (columns ``collection`` first). Returns ``(table,
-    summary)``; ``summary``: ``collections``, ``runs`` compared, ``identical_runs`` (byte for byte),
-    ``identical_scores`` (per-topic score tables equal), ``only_in_a``/``only_in_b`` (run paths), ``identical``
-    (every shared run file and score table identical, and none missing from either side)."""
+    reproduced: :func:`pair_rows` per collection and run (columns ``collection`` first), and every score table of
+    both (``scores/*.tsv``: the run-backed collections' and the imports'). Returns ``(table, summary)``;
+    ``summary``: ``collections`` with shared runs, ``runs`` compared, ``identical_runs`` (byte for byte),
+    ``score_tables`` (tables in both folders), ``identical_scores`` (of those, byte for byte), ``differing_tables``,
+    ``only_in_a``/``only_in_b`` (run paths), ``tables_only_in_a``/``tables_only_in_b`` (score tables),
+    ``measures_only`` (``{table: {"a": [...], "b": [...]}}``, measures one side's table has and the other's not),
+    ``identical`` (every run file and score table of either folder present in both and byte-identical)."""
     from irrepro.core.scores import read_scores
     from irrepro.core.trec import read_run
 
@@ -137,16 +140,22 @@ def compare_versions(a, b, *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P,
     def run_paths(d):
         return {str(p.relative_to(d / "runs")): p for p in sorted((d / "runs").glob("*/*.run"))}
 
+    def table_paths(d):
+        return {p.stem: p for p in sorted((d / "scores").glob("*.tsv"))} if (d / "scores").is_dir() else {}
+
     ra, rb = run_paths(a), run_paths(b)
+    ta, tb = table_paths(a), table_paths(b)
     shared = sorted(set(ra) & set(rb))
-    rows, same_runs, same_scores, colls = [], 0, 0, []
+    rows, same_runs, colls = [], 0, []
+    tables = {}
+    for name in sorted(set(ta) & set(tb)):
+        tables[name] = (read_scores(ta[name]), read_scores(tb[name]))
     for coll in sorted({k.split("/")[0] for k in shared}):
-        sa, sb = a / "scores" / f"{coll}.tsv", b / "scores" / f"{coll}.tsv"
-        if not (sa.exists() and sb.exists()):
-            raise InputError(f"{coll}: runs in both folders but no score table {sa if not sa.exists() else sb}")
+        if coll not in tables:
+            missing = a / "scores" / f"{coll}.tsv" if coll not in ta else b / "scores" / f"{coll}.tsv"
+            raise InputError(f"{coll}: runs in both folders but no score table {missing}")
         colls.append(coll)
-        A, B = read_scores(sa), read_scores(sb)
-        same_scores += int(sa.read_bytes() == sb.read_bytes())
+        A, B = tables[coll]
         measures = sorted(set(A.measure) & set(B.measure))
         for key in [k for k in shared if k.split("/")[0] == coll]:
             name = key.split("/", 1)[1][: -len(".run")]
@@ -158,8 +167,17 @@ def compare_versions(a, b, *, depth: int = M.DEPTH, rbo_p: float = M.RBO_P,
     cols = ["collection"] + COLUMNS[COLUMNS.index("original"):COLUMNS.index("p_value") + 1]
     table = pd.DataFrame(rows, columns=cols)
     only_a, only_b = sorted(set(ra) - set(rb)), sorted(set(rb) - set(ra))
+    differing = [n for n in tables if ta[n].read_bytes() != tb[n].read_bytes()]
+    measures_only = {}
+    for n, (A, B) in tables.items():
+        ma, mb = set(A.measure), set(B.measure)
+        if ma != mb:
+            measures_only[n] = {"a": sorted(ma - mb), "b": sorted(mb - ma)}
     summary = {"collections": colls, "runs": len(shared), "identical_runs": same_runs,
-               "identical_scores": same_scores, "only_in_a": only_a, "only_in_b": only_b,
-               "identical": bool(shared) and same_runs == len(shared) and same_scores == len(colls)
-               and not only_a and not only_b}
+               "score_tables": len(tables), "identical_scores": len(tables) - len(differing),
+               "differing_tables": differing, "only_in_a": only_a, "only_in_b": only_b,
+               "tables_only_in_a": sorted(set(ta) - set(tb)), "tables_only_in_b": sorted(set(tb) - set(ta)),
+               "measures_only": measures_only}
+    summary["identical"] = bool(shared or tables) and same_runs == len(shared) and not differing \
+        and not (only_a or only_b or summary["tables_only_in_a"] or summary["tables_only_in_b"])
     return table, summary
