@@ -523,3 +523,18 @@ def test_ppi_plus_plus_gives_no_interval_below_its_floor_and_is_never_planned_th
     assert np.isnan(curve["bootstrap", 10]) and np.isfinite(curve["bootstrap", 30])
     with pytest.raises(InputError, match="unknown method"):
         finite.min_queries("ppi+")
+
+
+def test_a_zero_width_interval_says_why():
+    """Human values that do not vary over the judged queries (qrels of one grade) give the bootstrap, and PPI with
+    labels matching them, an interval of width 0 from n < N queries: the row's note says why instead of presenting
+    [x, x] as certainty (it said nothing before). Values that vary: no note."""
+    N, n = 100, 50  # 50: PPI++ gives an interval too (it needs 40)
+    d = np.zeros(N)
+    rows = {r["method"]: r for r in systems.difference_intervals(d, d, np.arange(n))}
+    for m in ("bootstrap", "ppi", "ppi++"):
+        assert rows[m]["width"] == 0 and rows[m]["note"].startswith(f"zero width from n = {n} of N = {N}"), rows[m]
+    rng = np.random.default_rng(0)
+    d = rng.normal(size=N)
+    rows = {r["method"]: r for r in systems.difference_intervals(d, d + rng.normal(0, 0.3, N), np.arange(n))}
+    assert all(r["note"] == "" and r["width"] > 0 for r in rows.values())

@@ -328,6 +328,17 @@ def _ppi_tuned(y_true, y_pred, pred_all, alpha):
     return finite.ppi_interval(y_true, y_pred, pred_all, alpha, lam="tuned"), ""
 
 
+def _zero_width_note(r, n: int, N: int, values) -> str:
+    """Why an interval from n < N judged queries has width 0 (``""`` otherwise): the values it averages or
+    resamples do not vary over the judged queries, so it says nothing about the N − n others."""
+    if n >= N or not (np.isfinite(r.low) and np.isfinite(r.high)) or r.high > r.low:
+        return ""
+    v = np.asarray(values, dtype=float)
+    return (f"zero width from n = {n} of N = {N} judged queries: the values it uses do not vary over the judged "
+            f"queries (all {v[0]:.4g}; e.g. qrels with one grade only, or labels that match them exactly), so it "
+            "cannot show the uncertainty about the others; judge queries that differ")
+
+
 def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=10_000, n_batches=10_000, seed=0,
                      label_gain=DEFAULT_LABEL_GAIN, key=(0,), mask=None) -> list[dict]:
     """The four intervals (:data:`METHODS`) of one system's mean over the N queries from the human values of the
@@ -351,6 +362,8 @@ def system_intervals(u_true, u_pred, dists, W, labelled, *, alpha=0.05, n_boot=1
     rows = []
 
     def row(method, r, note="", lam_low=np.nan, lam_high=np.nan):
+        note = note or _zero_width_note(r, n, N, u_true[L] if method in ("bootstrap", "crc")
+                                        else u_true[L] - (1.0 if np.isnan(r.lam) else r.lam) * u_pred[L])
         rows.append({"method": method, "n": n, "N": N, "estimate": float(r.estimate), "low": float(r.low),
                      "high": float(r.high), "width": float(r.high - r.low), "truth": truth,
                      "covered": _covered(r.low, r.high, truth), "lam_low": lam_low, "lam_high": lam_high,
@@ -382,6 +395,8 @@ def difference_intervals(d_true, d_pred, labelled, *, alpha=0.05, n_boot=10_000,
     rows = []
 
     def row(method, r, note=""):
+        note = note or _zero_width_note(r, int(L.sum()), N, d_true[L] if method == "bootstrap"
+                                        else d_true[L] - (1.0 if np.isnan(r.lam) else r.lam) * d_pred[L])
         rows.append({"method": method, "n": int(L.sum()), "N": N, "estimate": float(r.estimate),
                      "low": float(r.low), "high": float(r.high), "width": float(r.high - r.low), "truth": truth,
                      "covered": _covered(r.low, r.high, truth), "excludes_zero": bool(r.low > 0 or r.high < 0),
