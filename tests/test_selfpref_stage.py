@@ -155,6 +155,10 @@ def test_same_model_systems_are_found_from_the_labelers_model():
     (lambda c: c["labels"]["self_preference"].update(labelers=["llama3-70b"]), r"self_preference.labelers\[0\]"),
     (lambda c: c["labels"]["self_preference"].update(measures=["DCG@20"]), r"measures\[0\].*depth is 10"),
     (lambda c: c["labels"]["self_preference"].update(same_model={"minilm": ["splade"]}), r"same_model.minilm\[0\]"),
+    (lambda c: c["labels"]["self_preference"].update(same_model={"gpt": ["dph"]}),
+     r"same_model: 'gpt' is not a labeler under labels.labelers"),
+    (lambda c: c["labels"]["collections"]["vaswani"].update(labelers=["llama3-70b"], sample={}),
+     r"collections\[0\]: vaswani has no computed labeler \(labels.collections.vaswani.labelers are all file"),
 ])
 def test_self_preference_config_errors_name_the_key(edit, match):
     c = _config()

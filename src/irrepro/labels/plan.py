@@ -167,7 +167,7 @@ def resolve_self_preference(config: dict, spine) -> dict:
             labelers = [n for n in labelers if n in sp["labelers"]]
         if not labelers:
             raise InputError(f"config key labels.self_preference.collections[{i}]: {c} has no computed labeler "
-                             "(labels.collections.{c}.labelers are all file labels)")
+                             f"(labels.collections.{c}.labelers are all file labels)")
         flags = {}
         for n in labelers:
             mine = set(labeler_models(lc["labelers"][n]))
