@@ -432,3 +432,30 @@ def test_cross_checks_are_counted_apart_never_reproduced():
     t = build_verify_table(rows, {r["item"]: 1e-5 for r in rows})
     c = scorecard(t)
     assert (c["checks"], c["reproduced"], c["cross_checks"], c["cross_checks_agree"]) == (0, 0, len(rows), len(rows))
+
+
+def test_the_web_normalised_target_reading_is_tested_on_every_cell_and_fails(mirror):
+    """The reading found by recomputation (the normalised columns' target from the original maxima) gives Web 2011,
+    2012 and 2014's random_norm exactly as printed, but breaks cells that Sec. 3.3's c = 1 reproduces (TREC-5's
+    random_norm, Web 2011's original_norm ...): applied as one reading to every normalised cell it is refused,
+    so the five Web rows stay unexplained with that computed reason. Tested on Web 2012's random_norm alone (no
+    other cell listed) the reading would give the printed value: the check on the other cells is what fails it."""
+    from irrepro.papers.bv import evidence as bv_ev
+
+    rows = load_reference(REF / "bv.yaml")
+    files = {"trec5-adhoc": "sigir2019-statistical/adhoc5_ap.csv", "trec-web2011": "sigir2018-simulation/web2011_err20.csv",
+             "trec-web2012": "sigir2018-simulation/web2012_err20.csv"}
+    mats = {c: _urbano(mirror, f) for c, f in files.items()}
+    row = next(r for r in rows if r["item"] == "table9/trec-web2012/random_norm")
+    assert row["evidence"]["fn"] == "norm_target_reading"
+    with pytest.raises(InputError, match=r"gives trec-web2011/random_norm 0\.0095, trec-web2012/random_norm -0\.1866 "
+                                         r"as printed but breaks \d+ cells that c = 1 gives \(trec5-adhoc/"):
+        bv_ev.norm_target_reading(row, {"matrices": mats, "reference": rows}, {})
+    alone = [r for r in rows if r["item"] == "table9/trec-web2012/random_norm"]
+    ev = bv_ev.norm_target_reading(row, {"matrices": mats, "reference": alone}, {})
+    assert ev["low"] == ev["high"] == pytest.approx(-0.1866, abs=5e-5) and "Sec. 3.3 contradicts" in ev["how"]
+    values = {r["item"]: 0.0 for r in rows if r["item"].startswith("table9/")}
+    v, t = _verdicts("bv", [r for r in rows if r["item"].startswith("table9/")], values,
+                     {"matrices": mats, "seed": 0, "table9": {}})
+    assert v["table9/trec-web2012/random_norm"] == "unexplained"
+    assert "not one reading for all cells" in t.loc["table9/trec-web2012/random_norm", "evidence"]

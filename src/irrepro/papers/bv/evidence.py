@@ -61,15 +61,16 @@ def _group_weights(assign, size):
     return W
 
 
-def _grouped(Xs, W):
-    """BV-Test Table 9's grouped cell (target "topic": each group's target is the mean of its per-topic maxima)."""
+def _grouped(Xs, W, target=None):
+    """BV-Test Table 9's grouped cell (target "topic": each group's target is the mean of its per-topic maxima, of
+    ``target`` when given: the scores whose maxima set the target, ``Xs`` by default)."""
     G = np.einsum("rst,rtg->rsg", Xs, W)
-    c = np.einsum("rt,rtg->rg", Xs.max(axis=1), W).mean(axis=1)
+    c = np.einsum("rt,rtg->rg", (Xs if target is None else target).max(axis=1), W).mean(axis=1)
     return _pearson_rows((G.mean(axis=2) - c[:, None]) ** 2, G.var(axis=2))
 
 
 def table9_cells(Xs, column: str, order_size: int = 5, difficulty_size: int = 5, difficulty_order=None,
-                 **settings) -> np.ndarray:
+                 norm_target: str = "normalised", **settings) -> np.ndarray:
     """One BV-Test Table 9 column for each matrix of an ``R x S x T`` stack (vectorised over R): the readings of
     ``irrepro.papers.bv.tables.table9_row`` with ``random_grouping: topic_order`` and ``difficulty_target: topic``
     (the defaults; others raise ``InputError``). ``difficulty_order``: an ``R x T`` topic order per matrix (hardest
@@ -80,19 +81,24 @@ def table9_cells(Xs, column: str, order_size: int = 5, difficulty_size: int = 5,
                          "topic_order, bv.table9.difficulty_target topic)")
     if column not in TABLE9_EVIDENCE_COLUMNS:
         raise InputError(f"unknown Table 9 column {column!r}; expected one of {', '.join(TABLE9_EVIDENCE_COLUMNS)}")
+    if norm_target not in ("normalised", "original"):
+        raise InputError(f"norm_target {norm_target!r}: 'normalised' (Sec. 3.3: c = 1) or 'original'")
     Xs = np.asarray(Xs, float)
     R, S, T = Xs.shape
     M = _normalise(Xs) if column.endswith("_norm") else Xs
+    # the target of a normalised column: the normalised scores' maxima (1 per topic: Sec. 3.3's c = 1), or, as a
+    # reading to test, the original scores' maxima
+    target = Xs if norm_target == "original" else M
     base = column.removesuffix("_norm")
     if base == "original":
-        c = M.max(axis=1).mean(axis=1)
+        c = target.max(axis=1).mean(axis=1)
         return _pearson_rows((M.mean(axis=2) - c[:, None]) ** 2, M.var(axis=2))
     if base == "random":
         order = np.broadcast_to(np.arange(T), (R, T))
-        return _grouped(M, _group_weights(np.ascontiguousarray(order), order_size))
+        return _grouped(M, _group_weights(np.ascontiguousarray(order), order_size), target)
     order = (np.argsort(Xs.max(axis=1), axis=1, kind="stable") if difficulty_order is None
              else np.asarray(difficulty_order))
-    return _grouped(M, _group_weights(order, difficulty_size))
+    return _grouped(M, _group_weights(order, difficulty_size), target)
 
 
 def _range(samples, coverage: float):
@@ -193,6 +199,44 @@ def tie_orders(row, data, values, resamples: int = 2000):
                    "per-topic maxima, min-max"}
 
 
+def norm_target_reading(row, data, values, tolerance: float = 5e-5):
+    """A reading found by recomputation, tested as one reading for every cell it concerns: the normalised columns'
+    target taken from the original scores' per-topic maxima instead of the normalised ones (Sec. 3.3: c = 1). It is
+    applied to every normalised cell of every collection whose matrix is at hand (``data["matrices"]``, printed
+    values from ``data["reference"]``); a cell counts as given by a reading when within ``tolerance`` (half a
+    printed unit) of the paper. When the reading gives some cells that c = 1 does not but breaks a cell that c = 1
+    gives, it is not one reading for all cells: InputError naming both lists (the row stays unexplained with that
+    reason). Otherwise the row's own cell under the reading (low = high), said to contradict Sec. 3.3."""
+    collection, column, X = _table9_target(row, data)
+    if not column.endswith("_norm"):
+        raise InputError(f"{row['item']!r}: the target reading concerns the normalised columns")
+    settings = dict(data.get("table9") or {})
+    gained, broken = [], []
+    for r in data.get("reference") or []:
+        parts = str(r["item"]).split("/")
+        if len(parts) != 3 or parts[0] != "table9" or not parts[2].endswith("_norm") \
+                or parts[1] not in (data.get("matrices") or {}):
+            continue
+        M = np.asarray(data["matrices"][parts[1]], float)[None]
+        default = float(table9_cells(M, parts[2], **settings)[0])
+        reading = float(table9_cells(M, parts[2], norm_target="original", **settings)[0])
+        paper = float(r["paper"])
+        d_ok, r_ok = abs(default - paper) <= tolerance + 1e-12, abs(reading - paper) <= tolerance + 1e-12
+        if r_ok and not d_ok:
+            gained.append(f"{parts[1]}/{parts[2]} {reading:.4f}")
+        if d_ok and not r_ok:
+            broken.append(f"{parts[1]}/{parts[2]} {reading:.4f} (paper {paper:.4f})")
+    if broken:
+        raise InputError("the normalised columns' target from the original maxima (Sec. 3.3 says c = 1) gives "
+                         f"{', '.join(gained) or 'no cell'} as printed but breaks {len(broken)} cells that c = 1 "
+                         f"gives ({', '.join(broken[:3])}{' …' if len(broken) > 3 else ''}): not one reading for "
+                         "all cells")
+    v = float(table9_cells(X[None], column, norm_target="original", **settings)[0])
+    return {"low": v, "high": v, "against": "paper",
+            "how": f"{collection} {column} with the target of the original maxima (a reading Sec. 3.3 contradicts: "
+                   f"c = 1), applied to every normalised cell without breaking one c = 1 gives"}
+
+
 def _paper(data, item):
     for r in data.get("reference") or []:
         if r["item"] == item:
@@ -267,4 +311,5 @@ def evidence_data(frames, settings) -> dict:
     return data
 
 
-EVIDENCE = {f.__name__: f for f in (missing_topics, run_resamples, tie_orders, copied_cell, own_identity)}
+EVIDENCE = {f.__name__: f for f in (missing_topics, run_resamples, tie_orders, copied_cell, own_identity,
+                                    norm_target_reading)}
