@@ -55,3 +55,37 @@ def test_job_threads_are_the_labeler_s():
     assert job_threads(json.dumps({"backend": "file", "artifact": "a/b.txt"})) == 1
     assert job_threads(json.dumps({"backend": "openai", "model": "m"})) == 1
     assert job_threads(json.dumps({"backend": "hash"})) == 1
+
+
+def test_every_labelling_job_runs_one_sequence_with_its_server(tmp_path, monkeypatch):
+    """labelling_job: the labeler, the pairs (a subset's only), one log line and the labelling inside vLLM's
+    `serving` for that labeler, whichever stage calls it; the four labelling scripts all go through it (before,
+    only the label stage and its shards started a server for a labeler with `serve`, so self-preference and
+    ci.systems jobs labelled without one)."""
+    import contextlib
+    import logging
+    from pathlib import Path
+
+    import irrepro.labels.vllm as V
+    from irrepro.labels.stage import labelling_job
+
+    (tmp_path / "pairs.tsv").write_text("query_id\tdoc_id\trank\trelevance\n1\td1\t1\t1\n1\td2\t2\t0\n2\td1\t1\t0\n")
+    (tmp_path / "topics.tsv").write_text("query_id\ttext\n1\tq one\n2\tq two\n")
+    (tmp_path / "mine.txt").write_text("1 0 d1 1\n1 0 d2 0\n2 0 d1 0\n")
+    served = []
+
+    @contextlib.contextmanager
+    def serving(labeler, log=None):
+        served.append(labeler)
+        yield
+    monkeypatch.setattr(V, "serving", serving)
+    log = logging.getLogger("test-labelling-job")
+    job = labelling_job(json.dumps({"backend": "file", "artifact": "x"}), [str(tmp_path / "mine.txt")], "binary",
+                        tmp_path / "pairs.tsv", tmp_path / "topics.tsv", cache=tmp_path / "c.sqlite", what="mine", log=log,
+                        subset=lambda t: t[t.query_id == "1"])
+    assert len(served) == 1 and len(job.out) == 2 and list(job.pairs.doc_id) == ["d1", "d2"]
+    assert job.stats["pairs"] == 2 and job.spec["backend"] == "file"
+    scripts = Path(__file__).parent.parent / "workflow" / "scripts"
+    for script in ("labels/label.py", "labels/shard.py", "labels/selfpref_labels.py", "ci/systems_labels.py"):
+        text = (scripts / script).read_text()
+        assert "labelling_job(" in text and "serving(" not in text and "label_pairs(" not in text, script

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -173,3 +174,42 @@ def write_timing(path, stats: dict, seconds: float, computed: bool = True) -> No
     with open(path, "w") as f:
         json.dump(rec, f, indent=1)
         f.write("\n")
+
+
+@dataclass
+class LabelJob:
+    """What :func:`labelling_job` did: ``out`` (what ``label`` returned), the ``pairs`` with their texts, the labeler's
+    ``spec``, the ``prompt`` and the labelling ``stats`` (``pairs``, ``cached``, ``labelled``, ``seconds``)."""
+    out: object
+    pairs: pd.DataFrame
+    spec: dict
+    prompt: object
+    stats: dict
+
+
+def labelling_job(spec_json: str, files, prompt_name: str, pairs_path, topics_path, *, dataset=None, home=None,
+                  docs=None, cache=None, what: str = "", log=None, subset=None, label=None) -> LabelJob:
+    """The one sequence of every labelling job (the label stage, its shards, self-preference, ci.systems): the
+    configured labeler (``spec_json`` and its ``files``), the prompt, the pairs with their texts (only what the
+    labeler reads; ``subset``: a function of the pairs table), a log line naming ``what`` is labelled, and the
+    labelling itself inside :func:`irrepro.labels.vllm.serving` — a vLLM server for the job when the labeler's config
+    has ``serve``, whichever stage runs it. ``label(labeler, prompt, pairs, stats)`` does the labelling (default:
+    :func:`irrepro.labels.run.label_pairs` through the cache at ``cache``)."""
+    from irrepro.labels.prompts import get_prompt
+    from irrepro.labels.run import label_pairs
+    from irrepro.labels.vllm import serving
+
+    labeler, spec = configured_labeler(spec_json, files)
+    prompt = get_prompt(prompt_name)
+    pairs = pairs_with_texts(pairs_path, topics_path, texts=spec["backend"] != "file", dataset=dataset, home=home,
+                             jsonl=docs, subset=subset)
+    if log is not None:
+        log.info("%s: %d pairs, prompt %s (%s), device %s, cache %s", what, len(pairs), prompt.id, prompt.hash,
+                 spec.get("device", "-"), cache)
+    if label is None:
+        def label(lab, p, prs, stats):
+            return label_pairs(lab, p, prs, cache_path=cache, stats=stats)
+    stats: dict = {}
+    with serving(labeler, log):
+        out = label(labeler, scored_prompt(spec, prompt), pairs, stats)
+    return LabelJob(out, pairs, spec, prompt, stats)

@@ -4,25 +4,14 @@ import time
 t0 = time.time()
 
 from irrepro.core.logs import log_to  # noqa: E402
-from irrepro.labels import label_pairs  # noqa: E402
-from irrepro.labels.prompts import get_prompt  # noqa: E402
-from irrepro.labels.stage import (configured_labeler, finish_labels, pairs_with_texts, sampled,  # noqa: E402
-                                  scored_prompt, write_labels, write_timing)
-from irrepro.labels.vllm import serving  # noqa: E402
+from irrepro.labels.stage import finish_labels, labelling_job, sampled, write_labels, write_timing  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    labeler, spec = configured_labeler(sm.params.spec, sm.input.files)
-    prompt = get_prompt(sm.params.prompt)
-    pairs = pairs_with_texts(sm.input.pairs, sm.input.topics, texts=spec["backend"] != "file",
-                             dataset=sm.params.dataset, home=sm.params.home,
-                             jsonl=sm.input.docs[0] if sm.input.docs else None,
-                             subset=lambda t: sampled(t, sm.params.queries, sm.params.seed))
-    log.info("%s on %s: %d pairs, prompt %s (%s), device %s, cache %s", sm.wildcards.labeler, sm.wildcards.collection,
-             len(pairs), prompt.id, prompt.hash, spec.get("device", "-"), sm.params.cache)
-    stats = {}
-    with serving(labeler, log):  # a vLLM server for this job when the labeler's config has `serve`
-        out = label_pairs(labeler, scored_prompt(spec, prompt), pairs, cache_path=sm.params.cache, stats=stats)
-    write_timing(sm.output.timing, stats, time.time() - t0, computed=spec["backend"] != "file")
-    out = finish_labels(out, pairs, spec, prompt, log)
+    job = labelling_job(sm.params.spec, sm.input.files, sm.params.prompt, sm.input.pairs, sm.input.topics,
+                        dataset=sm.params.dataset, home=sm.params.home, docs=sm.input.docs[0] if sm.input.docs else None,
+                        cache=sm.params.cache, what=f"{sm.wildcards.labeler} on {sm.wildcards.collection}", log=log,
+                        subset=lambda t: sampled(t, sm.params.queries, sm.params.seed))
+    write_timing(sm.output.timing, job.stats, time.time() - t0, computed=job.spec["backend"] != "file")
+    out = finish_labels(job.out, job.pairs, job.spec, job.prompt, log)
     write_labels(out, sm.wildcards.collection, sm.wildcards.labeler, sm.output.labels)
