@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from irrepro.core.verify import evidence_meets
+from irrepro.core.verify import evidence_meets, paper_outside_bound
 from irrepro.errors import InputError
 from irrepro.papers.bv import evidence as bv_ev
 from irrepro.papers.bv.biasvariance import tradeoff_groups
@@ -84,16 +84,19 @@ def test_copied_cell_and_own_identity():
     data = {"reference": ref}
     ev = bv_ev.copied_cell({"item": "t/b"}, data, {}, source="t/a")
     assert evidence_meets(ev, -0.9376, -0.8585, 5e-5) and not evidence_meets(ev, -0.9375, -0.8585, 5e-5)
-    var = bv_ev.own_identity({"item": "s/B/var"}, data, {}, identity="bias2_plus_var")
-    assert var["low"] == pytest.approx(0.0676) and var["against"] == "reproduced"
-    assert evidence_meets(var, 0.0646, 0.0676, 5e-5)       # ours follows from the paper's own cells, its print not
-    assert not evidence_meets(var, 0.0646, 0.0700, 5e-5)   # ours does not follow either: no explanation
-    total = bv_ev.own_identity({"item": "s/C/total"}, data, {}, identity="bias2_plus_var")
-    assert total["low"] == pytest.approx(0.1082) and evidence_meets(total, 0.182, 0.1082, 5e-5)
+    half = {"bias": 0.005, "var": 0.00005, "total": 0.00005}
+    var = bv_ev.own_identity({"item": "s/B/var"}, data, {}, identity="bias2_plus_var", rounding=half)
+    # total - bias^2 with every printed number anywhere within half a unit of its last digit
+    assert (var["low"], var["high"]) == pytest.approx((0.0797 - 0.00005 - 0.115 ** 2, 0.0797 + 0.00005 - 0.105 ** 2))
+    assert var["against"] == "paper_bound" and paper_outside_bound(var, 0.0646)  # the printed 0.0646 cannot be
+    exact = bv_ev.own_identity({"item": "s/B/var"}, data, {}, identity="bias2_plus_var")
+    assert exact["low"] == exact["high"] == pytest.approx(0.0676)
+    total = bv_ev.own_identity({"item": "s/C/total"}, data, {}, identity="bias2_plus_var", rounding=half)
+    assert total["low"] < 0.1082 < total["high"] and paper_outside_bound(total, 0.182)
     # a self-consistent printed row is no inconsistency
     data2 = {"reference": [*ref[:2], {"item": "s/B/total", "paper": 0.0767}, ref[3]]}
-    assert not evidence_meets(bv_ev.own_identity({"item": "s/B/var"}, data2, {}, identity="bias2_plus_var"),
-                              0.0646, 0.0676, 5e-5)
+    assert not paper_outside_bound(bv_ev.own_identity({"item": "s/B/var"}, data2, {}, identity="bias2_plus_var",
+                                                      rounding=half), 0.0646)
 
 
 def test_own_identity_eq16_uses_the_other_runs_target():
@@ -102,10 +105,12 @@ def test_own_identity_eq16_uses_the_other_runs_target():
                               "x": (0.1088, 0.0618, 0.0381)}.items():
         ref += [{"item": f"table8/{run}/var_rho", "paper": vr}, {"item": f"table8/{run}/var_x", "paper": vx},
                 {"item": f"table8/{run}/cov", "paper": cv}]
-    ev = bv_ev.own_identity({"item": "table8/x/var_rho"}, {"reference": ref}, {}, identity="eq16_var_rho")
+    ev = bv_ev.own_identity({"item": "table8/x/var_rho"}, {"reference": ref}, {}, identity="eq16_var_rho",
+                            rounding=0.00005)
     var_t = sorted([0.0826 - 0.1065 + 2 * 0.0747, 0.1113 - 0.1316 + 2 * 0.0729])
-    assert (ev["low"], ev["high"]) == pytest.approx((var_t[0] + 0.0618 - 0.0762, var_t[1] + 0.0618 - 0.0762))
-    assert evidence_meets(ev, 0.1088, 0.1102, 0.001) and not evidence_meets(ev, 0.1088, 0.1060, 0.001)
+    w = 7 * 0.00005  # Var(x_T): var_rho, var_x, 2 Cov; this run's var_x, 2 Cov
+    assert (ev["low"], ev["high"]) == pytest.approx((var_t[0] + 0.0618 - 0.0762 - w, var_t[1] + 0.0618 - 0.0762 + w))
+    assert paper_outside_bound(ev, 0.1088) and not paper_outside_bound(ev, 0.1110)
 
 
 def test_sampling_table3_sd_ratio():

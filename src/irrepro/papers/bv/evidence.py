@@ -250,28 +250,35 @@ def copied_cell(row, data, values, source: str):
     return {"low": v, "high": v, "against": "paper", "how": f"the paper's printed {source} ({v:g})"}
 
 
-def own_identity(row, data, values, identity: str):
-    """A paper inconsistency: the value the paper's own printed cells give for this cell under its own identity,
-    compared with ours (the printed cell must lie outside it, ours inside: :func:`irrepro.core.verify.
-    evidence_meets`).
+def own_identity(row, data, values, identity: str, rounding=None):
+    """A paper inconsistency proven from the paper alone (``against: paper_bound``: the row is "paper inconsistent"
+    when its printed value lies outside, whatever ours): the range of values the paper's own printed cells allow
+    for this cell under its own identity, each printed number taken as anywhere within half a unit of its last
+    printed digit (``rounding``) and the error propagated.
 
     ``identity``: ``"bias2_plus_var"`` (SIGIR 2013 Table 1, ``<prefix>/<system>/{bias,var,total}``: total = bias^2 +
-    var, so var = total - bias^2 and total = bias^2 + var from the row's other printed cells);
-    ``"eq16_var_rho"`` (BV-Test Table 8, ``table8/<run>/var_rho``: Var(rho) = Var(x_T) + Var(x_i) - 2 Cov, with
-    Var(x_T), one target for all runs, from Eq. 16 on every other run's printed row: the min-max over them)."""
+    var, so var = total - bias^2 and total = bias^2 + var from the row's other printed cells; ``rounding``: the half
+    unit of each cell, ``{bias, var, total}``); ``"eq16_var_rho"`` (BV-Test Table 8, ``table8/<run>/var_rho``:
+    Var(rho) = Var(x_T) + Var(x_i) - 2 Cov, with Var(x_T), one target for all runs, from Eq. 16 on every other
+    run's printed row: the min-max over them; ``rounding``: the half unit of every printed number)."""
     parts = row["item"].split("/")
     prefix, cell = "/".join(parts[:-1]), parts[-1]
     if identity == "bias2_plus_var":
+        r = {"bias": 0.0, "var": 0.0, "total": 0.0, **(rounding or {})}
         bias = float(_paper(data, f"{prefix}/bias"))
+        b_lo, b_hi = sorted(((abs(bias) - r["bias"]) ** 2, (abs(bias) + r["bias"]) ** 2))
         if cell == "var":
-            v = float(_paper(data, f"{prefix}/total")) - bias ** 2
-            how = f"the paper's total - bias^2 = {_paper(data, f'{prefix}/total')} - {bias}^2"
+            total = float(_paper(data, f"{prefix}/total"))
+            lo, hi = total - r["total"] - b_hi, total + r["total"] - b_lo
+            how = f"the paper's total - bias^2 = {total} - {bias}^2"
         elif cell == "total":
-            v = bias ** 2 + float(_paper(data, f"{prefix}/var"))
-            how = f"the paper's bias^2 + var = {bias}^2 + {_paper(data, f'{prefix}/var')}"
+            var = float(_paper(data, f"{prefix}/var"))
+            lo, hi = b_lo + var - r["var"], b_hi + var + r["var"]
+            how = f"the paper's bias^2 + var = {bias}^2 + {var}"
         else:
             raise InputError(f"{row['item']!r}: identity bias2_plus_var gives a var or a total cell")
-        return {"low": v, "high": v, "against": "reproduced", "how": how}
+        return {"low": lo, "high": hi, "against": "paper_bound",
+                "how": f"{how}, each printed number within half a unit of its last digit: {lo:.6g}-{hi:.6g}"}
     if identity == "eq16_var_rho":
         if parts[0] != "table8" or cell != "var_rho":
             raise InputError(f"{row['item']!r}: identity eq16_var_rho gives a table8/<run>/var_rho cell")
@@ -282,9 +289,13 @@ def own_identity(row, data, values, identity: str):
         if not var_t:
             raise InputError("identity eq16_var_rho needs the printed rows of other Table 8 runs")
         rest = float(_paper(data, f"{prefix}/var_x")) - 2 * float(_paper(data, f"{prefix}/cov"))
-        return {"low": min(var_t) + rest, "high": max(var_t) + rest, "against": "reproduced",
+        h = float(rounding or 0.0)
+        widen = 4 * h + 3 * h  # Var(x_T): var_rho, var_x, 2 Cov; this run: var_x, 2 Cov
+        lo, hi = min(var_t) + rest - widen, max(var_t) + rest + widen
+        return {"low": lo, "high": hi, "against": "paper_bound",
                 "how": f"Eq. 16 on the paper's printed rows: Var(x_T) = {min(var_t):.4f}-{max(var_t):.4f} from "
-                       f"the {len(runs)} other runs, + this run's Var(x_i) - 2 Cov ({rest:.4f})"}
+                       f"the {len(runs)} other runs, + this run's Var(x_i) - 2 Cov ({rest:.4f}), ± {widen:.5f} for the "
+                       f"printed numbers' rounding: {lo:.5f}-{hi:.5f}"}
     raise InputError(f"unknown identity {identity!r}; expected 'bias2_plus_var' or 'eq16_var_rho'")
 
 
