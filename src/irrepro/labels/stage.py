@@ -191,8 +191,8 @@ def labelling_job(spec_json: str, files, prompt_name: str, pairs_path, topics_pa
                   docs=None, cache=None, what: str = "", log=None, subset=None, label=None) -> LabelJob:
     """The one sequence of every labelling job (the label stage, its shards, self-preference, ci.systems): the
     configured labeler (``spec_json`` and its ``files``), the prompt, the pairs with their texts (only what the
-    labeler reads; ``subset``: a function of the pairs table), a log line naming ``what`` is labelled, and the
-    labelling itself inside :func:`irrepro.labels.vllm.serving` — a vLLM server for the job when the labeler's config
+    labeler reads; ``subset``: a function of the pairs table), a log line naming ``what`` is labelled (and one with
+    the cached and labelled counts after), and the labelling itself inside :func:`irrepro.labels.vllm.serving` — a vLLM server for the job when the labeler's config
     has ``serve``, whichever stage runs it. ``label(labeler, prompt, pairs, stats)`` does the labelling (default:
     :func:`irrepro.labels.run.label_pairs` through the cache at ``cache``)."""
     from irrepro.labels.prompts import get_prompt
@@ -212,4 +212,6 @@ def labelling_job(spec_json: str, files, prompt_name: str, pairs_path, topics_pa
     stats: dict = {}
     with serving(labeler, log):
         out = label(labeler, scored_prompt(spec, prompt), pairs, stats)
+    if log is not None and stats:
+        log.info("%s pairs: %s cached, %s labelled now", stats.get("pairs"), stats.get("cached"), stats.get("labelled"))
     return LabelJob(out, pairs, spec, prompt, stats)

@@ -13,9 +13,7 @@ with log_to(sm.log[0]) as log:
     job = labelling_job(sm.params.spec, sm.input.files, sm.params.prompt, sm.input.pairs, sm.input.topics,
                         dataset=sm.params.dataset, home=sm.params.home, docs=sm.input.docs[0] if sm.input.docs else None,
                         cache=sm.params.cache, what=f"{sm.wildcards.labeler} on {sm.wildcards.collection}", log=log)
-    s = job.stats
-    log.info("%s pairs: %s cached, %s labelled now", s.get("pairs"), s.get("cached"), s.get("labelled"))
-    write_timing(sm.output.timing, s, time.time() - t0, computed=job.spec["backend"] != "file")
+    write_timing(sm.output.timing, job.stats, time.time() - t0, computed=job.spec["backend"] != "file")
     write_labels(job.out, sm.wildcards.collection, sm.wildcards.labeler, sm.output.raw)
     out = finish_labels(job.out, job.pairs, job.spec, job.prompt, log)
     write_labels(out, sm.wildcards.collection, sm.wildcards.labeler, sm.output.labels)
