@@ -60,20 +60,63 @@ def test_run_resamples_is_reproducible_and_holds_ours():
     assert not evidence_meets(a, 0.99, None, 0)
 
 
-def test_tie_orders_cover_both_tie_breaks_and_fail_without_ties():
-    X = _matrix(5, topics=20)
-    X[:, 3] = X[:, 8] = X[:, 11]  # three identical topics: tied maxima
-    X[0, [3, 8, 11]] = X[:, 11].max() + 0.01
-    row = {"item": "table9/c/difficulty"}
-    ev = bv_ev.tie_orders(row, _data(X), {}, resamples=400)
-    mx, n = X.max(axis=0), X.shape[1]
-    asc = table9_row(X, seed=0)["difficulty"]
-    order = np.lexsort((-np.arange(n), mx))
-    desc = tradeoff_groups(X, [order[k:k + 5] for k in range(0, n, 5)], "topic")
-    assert evidence_meets(ev, asc, None, 1e-12) and evidence_meets(ev, desc, None, 1e-12)
-    assert not evidence_meets(ev, ev["low"] - 0.01, None, 5e-5)
+def _tied(seed=5):
+    X = _matrix(seed, topics=20)
+    tied = [3, 8, 11]
+    rest = np.sort(np.delete(X.max(axis=0), tied))
+    # three different topics with the same maximum, between the 3rd and 4th hardest of the others: hardest first
+    # they take positions 3-5, across the first two groups of 5, so the order among them moves both cells
+    X[:, tied] *= (rest[2] + rest[3]) / 2 / X[:, tied].max(axis=0)
+    return X
+
+
+def _tie_break_cells(X, descending: bool):
+    """Both difficulty cells with the tied topics taken in descending (or ascending) topic position."""
+    n = X.shape[1]
+    order = np.lexsort((-np.arange(n) if descending else np.arange(n), X.max(axis=0)))
+    return {c: float(bv_ev.table9_cells(X[None], c, difficulty_order=order[None])[0])
+            for c in ("difficulty", "difficulty_norm")}
+
+
+def _ref(c, cells):
+    return [{"item": f"table9/c/{k}", "paper": round(v, 4)} for k, v in cells.items()]
+
+
+def test_tie_orders_hold_one_order_for_every_difficulty_cell():
+    """The printed cells of one tie order (descending topic position here): both rows are explained by the orders
+    that give both cells, and the range holds nothing but that reading's values."""
+    X = _tied()
+    asc, desc = _tie_break_cells(X, False), _tie_break_cells(X, True)
+    assert abs(asc["difficulty"] - desc["difficulty"]) > 1e-3  # the tie break matters
+    assert asc["difficulty"] == pytest.approx(table9_row(X, seed=0)["difficulty"], abs=1e-12)
+    order = np.lexsort((-np.arange(X.shape[1]), X.max(axis=0)))  # the other tie break, by the library's groups
+    assert desc["difficulty"] == pytest.approx(tradeoff_groups(X, [order[k:k + 5] for k in range(0, 20, 5)], "topic"))
+    data = _data(X, reference=_ref("c", desc))
+    for c in ("difficulty", "difficulty_norm"):
+        row = {"item": f"table9/c/{c}", "paper": round(desc[c], 4), "tolerance": 5e-5}
+        ev = bv_ev.tie_orders(row, data, {}, resamples=400)
+        assert ev["low"] == pytest.approx(desc[c], abs=1e-12) and ev["high"] == pytest.approx(desc[c], abs=1e-12)
+        assert evidence_meets(ev, row["paper"], asc[c], 5e-5)
+        assert "every printed difficulty cell" in ev["how"]
     with pytest.raises(InputError, match="no tied per-topic maxima"):
-        bv_ev.tie_orders(row, _data(_matrix(6)), {}, resamples=10)
+        bv_ev.tie_orders({"item": "table9/c/difficulty", "paper": 0.1}, _data(_matrix(6)), {}, resamples=10)
+
+
+def test_tie_orders_refuse_cells_of_two_different_orders():
+    """The raw cell of one tie order and the normalised cell of another: each row alone lies in the envelope of
+    the orders, but no single order gives both, so neither row is explained (the envelope of different readings
+    explained both before)."""
+    X = _tied()
+    asc, desc = _tie_break_cells(X, False), _tie_break_cells(X, True)
+    assert abs(asc["difficulty_norm"] - desc["difficulty_norm"]) > 1e-3
+    mixed = {"difficulty": desc["difficulty"], "difficulty_norm": asc["difficulty_norm"]}
+    # no order gives both: the mixed pair is not one order's (checked over every order of the three topics)
+    data = _data(X, reference=_ref("c", mixed))
+    for c in ("difficulty", "difficulty_norm"):
+        row = {"item": f"table9/c/{c}", "paper": round(mixed[c], 4), "tolerance": 5e-5}
+        with pytest.raises(InputError, match="no single tie order gives every printed difficulty cell of c") as e:
+            bv_ev.tie_orders(row, data, {}, resamples=400)
+        assert f"give difficulty_norm {round(desc['difficulty_norm'], 4):.4f}" in str(e.value)
 
 
 def test_copied_cell_and_own_identity():

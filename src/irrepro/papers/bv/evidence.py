@@ -12,7 +12,8 @@ the paper's own printed numbers). Each function returns ``{"low", "high", "how",
 * :func:`run_resamples` (a data difference: the paper's run set differs): the cell over run sets of the public
   size drawn with replacement from the public runs (a system bootstrap);
 * :func:`tie_orders` (an ambiguous order: tied per-topic maxima make "hardest first" not unique): the cell over
-  random orders of the tied topics;
+  the random orders of the tied topics that give every printed difficulty cell of the collection (one order for
+  all its cells);
 * :func:`copied_cell` (a transcription: the printed cell repeats another printed cell): that cell's printed value;
 * :func:`own_identity` (a paper inconsistency: the paper's own printed cells of the row, under its own identity
   Bias^2 + Var = total or Eq. 16, give another value than the printed one): that value, compared with ours.
@@ -175,10 +176,15 @@ def run_resamples(row, data, values, resamples: int = 2000, coverage: float = 0.
                    f"{S} public runs, {(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"}
 
 
-def tie_orders(row, data, values, resamples: int = 2000):
-    """An ambiguous order: topics with tied per-topic maxima can be taken hardest first in any order. The
-    query-difficulty cell over ``resamples`` random orders of the tied topics, min-max (each is a possible
-    reading). ``InputError`` when no maxima are tied (the order is unique: nothing to explain)."""
+def tie_orders(row, data, values, resamples: int = 2000, tolerance: float | None = None):
+    """An ambiguous order: topics with tied per-topic maxima can be taken hardest first in any order. One order is
+    one reading, and it must hold for every query-difficulty cell of the collection at once (``difficulty`` and
+    ``difficulty_norm`` group the same topics): over ``resamples`` random orders of the tied topics, the orders
+    that give each of the collection's printed difficulty cells (``data["reference"]``) within ``tolerance`` (the
+    row's own, else half a printed unit, 5e-5) are kept, and the row's cell over them (min-max) is the evidence.
+    ``InputError`` when no maxima are tied (the order is unique: nothing to explain) and when no single order gives
+    every printed cell (the paper's cells then come from different orders, or from none), naming what the orders
+    that give each printed cell give for the others."""
     collection, column, X = _table9_target(row, data)
     if not column.startswith("difficulty"):
         raise InputError(f"{row['item']!r}: tie orders concern the query-difficulty columns")
@@ -187,16 +193,39 @@ def tie_orders(row, data, values, resamples: int = 2000):
     n_tied = int((counts[inverse] > 1).sum())
     if n_tied == 0:
         raise InputError(f"{collection}: no tied per-topic maxima, the hardest-first order is unique")
+    tol = float(row.get("tolerance") or 5e-5) if tolerance is None else float(tolerance)
     rng = _rng(data, row["item"])
     # sort by the maximum, ties by a random key: rank of the maximum + a uniform in [0, 1)
     keys = inverse[None, :] + rng.random((resamples, X.shape[1]))
     order = np.argsort(keys, axis=1)
-    cells = table9_cells(np.broadcast_to(X, (resamples, *X.shape)), column,
-                         difficulty_order=order, **(data.get("table9") or {}))
-    lo, hi = _range(cells, 1.0)
+    settings = data.get("table9") or {}
+    stack = np.broadcast_to(X, (resamples, *X.shape))
+    printed = {c: float(_paper(data, f"table9/{collection}/{c}")) for c in ("difficulty", "difficulty_norm")
+               if any(r["item"] == f"table9/{collection}/{c}" for r in data.get("reference") or [])}
+    printed.setdefault(column, float(row["paper"]))
+    cells = {c: table9_cells(stack, c, difficulty_order=order, **settings) for c in printed}
+    # distinct readings: which group of the hardest-first order each topic falls in
+    size = int(settings.get("difficulty_size", 5))
+    pos = np.empty_like(order)
+    np.put_along_axis(pos, order, np.broadcast_to(np.arange(X.shape[1]), order.shape), axis=1)
+    n_readings = len(np.unique(pos // size, axis=0))
+    gives = {c: np.abs(v - printed[c]) <= tol + 1e-12 for c, v in cells.items()}
+    every = np.logical_and.reduce(list(gives.values()))
+    what = (f"{collection} over {resamples} random orders of the {n_tied} topics with tied per-topic maxima "
+            f"({n_readings} distinct groupings)")
+    if not every.any():
+        parts = []
+        for c in printed:
+            others = [f"{o} {', '.join(f'{x:.4f}' for x in np.unique(np.round(cells[o][gives[c]], 4)))} "
+                      f"(paper {printed[o]:.4f})" for o in printed if o != c]
+            parts.append(f"{int(gives[c].sum())} orders give {c} as printed ({printed[c]:.4f})"
+                         + (f" and give {'; '.join(others)}" if gives[c].any() and others else ""))
+        raise InputError(f"no single tie order gives every printed difficulty cell of {collection}: {what}, "
+                         f"{'; '.join(parts)}")
+    lo, hi = float(cells[column][every].min()), float(cells[column][every].max())
     return {"low": lo, "high": hi, "against": "paper",
-            "how": f"{collection} {column} over {resamples} random orders of the {n_tied} topics with tied "
-                   "per-topic maxima, min-max"}
+            "how": f"{column} over the {int(every.sum())} orders that give every printed difficulty cell of "
+                   f"{collection} (one order for all of them), {what}, min-max"}
 
 
 def norm_target_reading(row, data, values, tolerance: float = 5e-5):
