@@ -69,6 +69,18 @@ class CountingLabeler(L.Labeler):
         return self.inner.score(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
 
 
+@pytest.fixture
+def multipletests(monkeypatch):
+    """statsmodels' ``multipletests``, which runs a full garbage collection at every call (0.1-0.4 s each in a test
+    worker that holds many objects), with the collections left out for the test: a collection changes no number."""
+    import gc
+
+    from statsmodels.stats.multitest import multipletests
+
+    monkeypatch.setattr(gc, "collect", lambda *a, **k: 0)
+    return multipletests
+
+
 @pytest.fixture(scope="session")
 def irds_home(tmp_path_factory, mirror):
     """The writable IR_DATASETS_HOME seeded from the mirror for this session."""

@@ -51,7 +51,9 @@ def test_computed_labels_are_distributions(dag):
     pytest.importorskip("transformers")
     lab = pd.read_csv(path, sep="\t")
     pairs = pd.read_csv(dag / V / "labels/vaswani/pairs.tsv", sep="\t")
-    assert len(lab) == len(pairs) == 2 * pairs.query_id.nunique() and pairs.query_id.nunique() == 20  # max_queries
+    spec = _cfg()["labels"]["collections"]["vaswani"]
+    assert len(lab) == len(pairs) == spec["depth"] * pairs.query_id.nunique()
+    assert pairs.query_id.nunique() == spec["max_queries"]
     np.testing.assert_allclose(lab[["p_0", "p_1"]].sum(1), 1, atol=1e-5)
 
 

@@ -78,19 +78,21 @@ def test_local_rules_are_the_snakefiles():
 
 
 # ---------------------------------------------------------------- scattered labelling (labels.shards)
-#: the test config's vaswani pairs (20 sampled queries x top 2 = 40) -> 2 shards, both running at once under
-#: --jobs 2 (3 shards of 16 made the first run wait for a third job after the kill)
-SHARD_SIZE = 20
+#: the test config's vaswani pairs (10 sampled queries x top 2 = 20) -> 2 shards, both running at once under
+#: --jobs 2 (3 shards made the first run wait for a third job after the kill)
+SHARD_SIZE = 10
+#: the slow labeler's batch: the kill comes once a shard has committed two batches and is not done
+SLOW_BATCH = 2
 TARGET = "results/test/labels/vaswani/slowhash.tsv"
 
 
 def _label_configs(tmp_path):
-    """config/test.yaml with a slow hash labeler (0.5 s a pair: a shard runs long enough to be killed midway) on
-    vaswani and one file labeler on dl19-pool; unsharded and in shards of SHARD_SIZE pairs. Only vaswani's table is
-    built (TARGET), so the shards are vaswani's."""
+    """config/test.yaml with a slow hash labeler (0.5 s a pair, SLOW_BATCH pairs a batch: a shard runs long enough
+    to be killed midway) on vaswani and one file labeler on dl19-pool; unsharded and in shards of SHARD_SIZE pairs.
+    Only vaswani's table is built (TARGET), so the shards are vaswani's."""
     c = yaml.safe_load(TEST_CONFIG.read_text())
     lab = c["labels"]
-    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.5, "batch_size": 4}
+    lab["labelers"]["slowhash"] = {"backend": "hash", "delay": 0.5, "batch_size": SLOW_BATCH}
     lab["collections"]["dl19-pool"]["labelers"] = ["flant5-large"]
     lab["collections"]["vaswani"]["labelers"] = ["slowhash"]
     lab.pop("self_preference", None)  # it measures MiniLM, which this config no longer computes
@@ -116,11 +118,11 @@ def _rows(db):
 
 
 def _kill_vaswani_shards(env, dbs, sizes, timeout=900):
-    """scancel every running vaswani label shard job once one shard's cache file holds >= 8 labels (two committed
-    batches) and that shard is not done (fewer rows than its size); returns the job ids cancelled."""
+    """scancel every running vaswani label shard job once one shard's cache file holds two committed batches
+    (2 * SLOW_BATCH labels) and that shard is not done (fewer rows than its size); returns the job ids cancelled."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if any(8 <= _rows(db) < n for db, n in zip(dbs, sizes)):
+        if any(2 * SLOW_BATCH <= _rows(db) < n for db, n in zip(dbs, sizes)):
             q = subprocess.run(["squeue", "-h", "-o", "%i %k"], env=env, capture_output=True, text=True).stdout
             ids = [line.split()[0] for line in q.splitlines() if "labels_shard" in line and "vaswani" in line]
             if ids:

@@ -49,9 +49,7 @@ def _independent_anova(mat):
 # ---------------------------------------------------------------- paired tests and corrections
 
 
-def test_trec8_paired_t_and_holm_equal_scipy_and_statsmodels():
-    from statsmodels.stats.multitest import multipletests
-
+def test_trec8_paired_t_and_holm_equal_scipy_and_statsmodels(multipletests):
     mat = _mirror_matrix()
     t = compare(mat, **{**SETTINGS, "tests": ["t"]})
     assert len(t) == 129 * 128 // 2
@@ -453,9 +451,7 @@ def test_two_baselines_give_two_signed_families():
     assert (allp.baseline == "").all() and len(allp) == 15 * 3
 
 
-def test_adjusted_p_of_each_correction_is_multipletests_over_one_baseline_family():
-    from statsmodels.stats.multitest import multipletests
-
+def test_adjusted_p_of_each_correction_is_multipletests_over_one_baseline_family(multipletests):
     mat = _population(T=25, seed=3)
     t = compare(mat, **BL_SETTINGS, baseline=["base", "good"])
     method = {"holm": "holm", "bh": "fdr_bh", "bonferroni": "bonferroni"}

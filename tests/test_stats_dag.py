@@ -34,9 +34,7 @@ def test_every_collection_and_import_has_its_stats(dag):
             assert (d / f"{m}.png").is_file() and (d / f"{m}.md").is_file()
 
 
-def test_vaswani_ap_t_and_holm_equal_scipy_statsmodels(dag):
-    from statsmodels.stats.multitest import multipletests
-
+def test_vaswani_ap_t_and_holm_equal_scipy_statsmodels(dag, multipletests):
     mat = to_matrix(read_scores(dag / V / "scores" / "vaswani.tsv"), "AP")
     t = pd.read_csv(dag / V / "stats" / "vaswani" / "AP.csv", keep_default_na=False)
     bases = CFG["stats"]["baseline"]["vaswani"]

@@ -16,9 +16,7 @@ def _families(rng):
         yield np.round(rng.random(m) ** 3, 3)
 
 
-def test_holm_is_multipletests_to_the_bit():
-    from statsmodels.stats.multitest import multipletests
-
+def test_holm_is_multipletests_to_the_bit(multipletests):
     for p in _families(np.random.default_rng(0)):
         ours = paired.adjust(p, "holm")
         assert ours.tobytes() == multipletests(p, method="holm")[1].tobytes()
