@@ -1,0 +1,137 @@
+"""The judge audit (irrepro.audit): rank correlations against scipy and the exact τ_AP, decisions against scipy's
+paired t-test and statsmodels' Holm, the judge as a ranker, and inputs that must turn each result false."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from irrepro.audit.decisions import decision_audit, pair_decisions
+from irrepro.audit.rankings import kendall_b_rows, ranking_audit, tau_ap_rows
+from irrepro.audit.rerank import condensed, expected_grade, judge_reranked
+from irrepro.errors import InputError
+from irrepro.labels.selfpref import tau_ap
+
+SETTINGS = dict(tests=["t"], corrections=["holm"], alpha=0.05, n_permutations=100, n_bootstrap=100, seed=0)
+
+
+def test_kendall_b_rows_is_scipys_tau_b_with_ties():
+    rng = np.random.default_rng(0)
+    H = rng.integers(0, 4, (50, 7)).astype(float)  # many ties
+    L = rng.integers(0, 4, (50, 7)).astype(float)
+    H[0] = 1.0  # a constant row: NaN, as scipy gives
+    got = kendall_b_rows(H, L)
+    want = [stats.kendalltau(h, lab, variant="b").statistic for h, lab in zip(H, L)]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert np.isnan(got[0])
+
+
+def test_tau_ap_rows_is_tau_ap_with_and_without_ties():
+    rng = np.random.default_rng(1)
+    T = rng.normal(size=(40, 9))
+    E = rng.normal(size=(40, 9))
+    E[::3] = np.round(E[::3])  # ties in the estimate on every third row
+    T[1::4] = np.round(T[1::4])  # and in the truth on others
+    np.testing.assert_allclose(tau_ap_rows(T, E), [tau_ap(t, e) for t, e in zip(T, E)], rtol=0, atol=1e-12)
+    assert tau_ap_rows(T[:1], T[:1])[0] == pytest.approx(1.0) and tau_ap_rows(T[:1], -T[:1])[0] == pytest.approx(-1)
+
+
+def _population(T=30, S=6, seed=0, noise=0.05):
+    rng = np.random.default_rng(seed)
+    mu = np.linspace(0.2, 0.6, S)
+    return mu + rng.normal(0, 0.1, (T, 1)) + rng.normal(0, noise, (T, S))
+
+
+def test_labels_equal_to_the_qrels_agree_on_everything():
+    H = _population()
+    r = ranking_audit(H, H.copy(), tops=(3, 5, 10), n_boot=200, seed=1)
+    assert list(r.top) == ["all", "3", "5"]  # a top as large as the population is the population
+    assert (r.tau_b == 1).all() and (r.tau_ap == 1).all() and (r.high == 1).all()
+    assert (r.pairs_known == r.pairs).all() and (r.low == 1).all()  # systems 0.08 apart on 30 topics: all known
+    frame = pd.DataFrame(H, columns=[f"s{i}" for i in range(H.shape[1])])
+    d = decision_audit(pair_decisions(frame, frame.copy(), **SETTINGS))
+    assert d.loc[0, "pairs"] == 15 and d.loc[0, "both_same"] + d.loc[0, "both_none"] == 15
+    assert d.loc[0, ["humans_only", "labels_only", "opposite"]].sum() == 0 and d.loc[0, "missed"] == 0
+
+
+def test_swapping_two_systems_scores_flips_exactly_their_decision():
+    """Labels that give system a's documents b's grades and b's a's: by labels a and b trade places. a and b are
+    both far better than the rest and significantly apart, so their pair turns 'opposite' and no other pair moves."""
+    H = _population(T=40, S=5, noise=0.02)
+    H[:, 3] += 0.5
+    H[:, 4] += 0.6
+    L = H.copy()
+    L[:, [3, 4]] = H[:, [4, 3]]
+    cols = list("vwxab")
+    d = pair_decisions(pd.DataFrame(H, columns=cols), pd.DataFrame(L, columns=cols), **SETTINGS)
+    flipped = d[d.kind != "both_same"]
+    assert flipped[["x", "y", "kind", "humans", "labels"]].values.tolist() == [["a", "b", "opposite", -1, 1]]
+    r = ranking_audit(H, L, tops=(2,), n_boot=100)
+    assert r.set_index("top").loc["2", "tau_b"] == -1 and r.set_index("top").loc["all", "tau_b"] == pytest.approx(0.8)
+
+
+def test_decision_counts_are_scipys_t_test_with_statsmodels_holm(multipletests):
+    rng = np.random.default_rng(3)
+    H = _population(T=25, S=7, seed=3, noise=0.08)
+    L = H + rng.normal(0, 0.15, H.shape) + np.linspace(0, 0.08, 7)  # noisy, lenient to the later systems
+    cols = [f"s{i}" for i in range(7)]
+    got = decision_audit(pair_decisions(pd.DataFrame(H, columns=cols), pd.DataFrame(L, columns=cols), **SETTINGS))
+
+    def decisions(X):
+        i, j = np.triu_indices(7, 1)
+        p = np.array([stats.ttest_rel(X[:, a], X[:, b]).pvalue for a, b in zip(i, j)])
+        sig = multipletests(p, alpha=0.05, method="holm")[0]
+        return np.where(sig, np.sign(X[:, i].mean(0) - X[:, j].mean(0)), 0)
+    h, lab = decisions(H), decisions(L)
+    want = {"both_same": int(((h != 0) & (h == lab)).sum()), "both_none": int(((h == 0) & (lab == 0)).sum()),
+            "humans_only": int(((h != 0) & (lab == 0)).sum()), "labels_only": int(((h == 0) & (lab != 0)).sum()),
+            "opposite": int(((h != 0) & (lab != 0) & (h != lab)).sum())}
+    assert got.iloc[0][list(want)].to_dict() == want
+    assert 0 < want["both_same"] < 21 and want["humans_only"] + want["labels_only"] > 0  # not a trivial case
+
+
+def test_ranking_interval_holds_its_level_at_two_topic_set_sizes():
+    """The interval of τ_b against the τ_b of the population means (systems and labels fixed, topics drawn), where
+    the labels reorder close systems: a 90% interval over 200 topic samples of 25 and of 60 topics covers at least
+    90% less 2 binomial standard errors (0.021 each), and is not the whole range. The percentile bootstrap of the
+    sample τ_b, computed on the same samples, does not hold the level at 25 topics (the reason it is not used)."""
+    rng = np.random.default_rng(7)
+    S = 8
+    mu_h = np.linspace(0.30, 0.44, S)
+    mu_l = mu_h + np.array([0.00, 0.03, -0.02, 0.01, 0.02, -0.03, 0.0, 0.01])
+    truth = stats.kendalltau(mu_h, mu_l).statistic
+    for T in (25, 60):
+        hits, widths, pct = [], [], []
+        for rep in range(200):
+            topic = rng.normal(0, 0.15, (T, 1))
+            H = mu_h + topic + rng.normal(0, 0.06, (T, S))
+            L = mu_l + topic + rng.normal(0, 0.06, (T, S))
+            r = ranking_audit(H, L, tops=(), n_boot=300, seed=rep, alpha=0.10).iloc[0]
+            hits.append(r.low <= truth <= r.high)
+            widths.append(r.high - r.low)
+            W = np.random.default_rng(rep).multinomial(T, np.full(T, 1 / T), size=300) / T
+            lo, hi = np.quantile(kendall_b_rows(W @ H, W @ L), [0.05, 0.95])
+            pct.append(lo <= truth <= hi)
+        assert np.mean(hits) >= 0.9 - 2 * 0.021, (T, np.mean(hits), truth)
+        assert np.mean(widths) < (1.6 if T == 25 else 1.1), (T, np.mean(widths))
+        if T == 25:
+            assert np.mean(pct) < 0.85, np.mean(pct)
+
+
+def test_judge_reranked_orders_by_expected_grade_and_keeps_ties_in_run_order():
+    run = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 2, "doc_id": list("abcdxy"), "rank": [1, 2, 3, 4, 1, 2],
+                        "score": [4, 3, 2, 1, 2, 1]})
+    labels = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 2, "doc_id": list("abcdxy"),
+                           "p_0": [1, 0.5, 0.0, 0.5, 0.2, 0.2], "p_1": [0, 0.5, 1.0, 0.5, 0.8, 0.8]})
+    g = expected_grade(labels)
+    r = judge_reranked(run, g, k=3)  # d is below the top 3: left out
+    assert r[r.query_id == "1"].doc_id.tolist() == ["c", "b", "a"] and r[r.query_id == "2"].doc_id.tolist() == ["x", "y"]
+    assert r.groupby("query_id")["rank"].apply(list).tolist() == [[1, 2, 3], [1, 2]]
+    with pytest.raises(InputError, match="1 ranked pairs have no label"):
+        judge_reranked(run, g.drop(("2", "y")), k=3)
+
+
+def test_condensed_keeps_the_judged_documents_of_each_query_in_run_order():
+    run = pd.DataFrame({"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "b", "c", "a"], "rank": [1, 2, 3, 1]})
+    qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["c", "a", "b"], "relevance": [1, 0, 1]})
+    c = condensed(run, qrels)
+    assert c[["query_id", "doc_id", "rank"]].values.tolist() == [["1", "a", 1], ["1", "c", 2]]
