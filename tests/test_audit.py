@@ -135,3 +135,51 @@ def test_condensed_keeps_the_judged_documents_of_each_query_in_run_order():
     qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["c", "a", "b"], "relevance": [1, 0, 1]})
     c = condensed(run, qrels)
     assert c[["query_id", "doc_id", "rank"]].values.tolist() == [["1", "a", 1], ["1", "c", 2]]
+
+
+# ---------------------------------------------------------------- the plan of labels.audit (config/config.yaml)
+
+def _config():
+    import yaml
+
+    from irrepro.schema import validate_config
+    from conftest import REPO
+
+    c = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    validate_config(c, REPO / "workflow/schemas")
+    return c
+
+
+def test_the_default_audit_covers_dl19_file_labels_and_vaswani_minilm():
+    from irrepro.plan import resolve
+
+    c = _config()
+    plan = resolve(c, check_ids=False)
+    au = plan.papers["labels"].audit
+    dl, va = au["collections"]["dl19-pool"], au["collections"]["vaswani"]
+    assert dl["labelers"] == ["minilm", "flant5-large", "llama3-70b"] and dl["judged_only"]
+    assert va["labelers"] == ["minilm", "smollm2"] and not va["judged_only"] and va["sample"] == {"smollm2": 10}
+    assert va["systems"] == plan.systems["vaswani"] and dl["systems"] == plan.systems["dl19-pool"]
+    assert sorted(s for s, f in va["same_model"]["minilm"].items() if f) == [
+        "bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100", "minilm-l6-v2"]
+    assert not any(dl["same_model"]["flant5-large"].values())
+    # the decisions use the stats stage's tests and corrections unless labels.audit names its own
+    assert au["settings"]["tests"] == c["stats"]["tests"] and au["settings"]["corrections"] == c["stats"]["corrections"]
+    c["labels"]["audit"]["tests"] = ["t"]
+    assert resolve(c, check_ids=False).papers["labels"].audit["settings"]["tests"] == ["t"]
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda c: c["labels"]["audit"].update(collections=["nowhere"]), r"labels.audit.collections\[0\]: 'nowhere'"),
+    (lambda c: c["labels"]["audit"].update(measures=["DCG@20"]), r"labels.audit.measures\[0\].*depth is 10"),
+    (lambda c: c["labels"]["audit"].update(labelers=["gpt"]), r"labels.audit.labelers\[0\]: 'gpt' is not a labeler"),
+    (lambda c: c["labels"]["audit"].update(labelers=["flant5-large"]),
+     r"labels.audit.collections\[1\]: none of labels.audit.labelers labels vaswani"),
+])
+def test_audit_config_errors_name_the_key(edit, match):
+    from irrepro.plan import resolve
+
+    c = _config()
+    edit(c)
+    with pytest.raises(InputError, match=match):
+        resolve(c, check_ids=False)

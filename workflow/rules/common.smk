@@ -307,3 +307,20 @@ def selfpref_inputs(wc):
             for what in ("pairs", "labels", "raw"):
                 out[f"{what}_{c}_{n}"] = f"{V}/labels/{c}/self_preference/{n}/{what}.tsv"
     return out
+
+
+# labels.audit (rules in labels.smk)
+
+
+def audit_runs(wc):
+    return {f"run_{s}": f"{V}/runs/{wc.collection}/{s}.run" for s in AUD[wc.collection]["systems"]}
+
+
+def audit_outputs():
+    """The judge audit's per-(collection, labeler) tables, which the gathering rule reads."""
+    return {
+        f"{what}_{c}_{n}": f"{V}/labels/audit/{c}/{n}/{what}.csv"
+        for c, spec in AUD.items()
+        for n in spec["labelers"]
+        for what in ("rankings", "decisions", "means")
+    }

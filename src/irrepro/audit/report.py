@@ -30,18 +30,19 @@ def summary_markdown(rankings: pd.DataFrame, decisions: pd.DataFrame, same: pd.D
     """Per collection and labeler: the rank correlations (all systems and the top k by humans, both populations)
     and the decision counts, then the ranks of the systems that share the labeler's model."""
     out = ["# Judge audit: would the labels change the conclusions?", "",
-           f"τ_b and τ_AP between the systems ordered by label-based and by human-based means (τ_AP: the human "
-           f"ranking is the truth; a swap near the top costs more), each with its {1 - alpha:.0%} percentile bootstrap "
-           f"interval over topics ({n_boot} resamples: the τ of the systems' means over topics like these). Top k: "
-           "the k best systems by humans. `judge-reranked`: every system's top k re-ranked by the labeler's "
+           "τ_b and τ_AP between the systems ordered by label-based and by human-based means over these topics "
+           "(τ_AP: the human ranking is the truth; a swap near the top costs more). τ_b's interval "
+           f"({1 - alpha:.0%}) is for the τ_b of the systems' means over topics like these: the range the pair "
+           f"orders known at that level allow (simultaneous bootstrap intervals, {n_boot} resamples; 'pairs "
+           "known': the pairs both score tables order). Top k: the k best systems by humans. `judge-reranked`: every system's top k re-ranked by the labeler's "
            "expected grade (the judge used as a ranker). Decisions: every pair of systems under the stats stage's "
            "tests and corrections, on human scores and on label scores.", ""]
     for (c, lab), g in rankings.groupby(["collection", "labeler"], sort=False):
-        out += [f"## {c}, {lab}", "", "| measure | population | top | systems | τ_b [interval] | τ_AP [interval] |",
-                "| --- | --- | --- | ---: | --- | --- |"]
+        out += [f"## {c}, {lab}", "", "| measure | population | top | systems | τ_b [interval] | τ_AP | pairs known |",
+                "| --- | --- | --- | ---: | --- | ---: | ---: |"]
         for r in g.itertuples():
             out.append(f"| {r.measure} | {r.population} | {r.top} | {r.systems} | {_ci(r.tau_b, r.low, r.high)} | "
-                       f"{_ci(r.tau_ap, r.tau_ap_low, r.tau_ap_high)} |")
+                       f"{r.tau_ap:.3f} | {r.pairs_known} of {r.pairs} |")
         d = decisions[(decisions.collection == c) & (decisions.labeler == lab)]
         out += ["", "| measure | population | test | correction | pairs | both significant, same | neither | "
                 "humans only (missed) | labels only (false discovery) | opposite |",

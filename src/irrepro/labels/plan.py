@@ -24,7 +24,8 @@ class LabelsPlan:
     collection -> {labeler: number of queries} for the labelers that label a query sample of the pairs only
     (``labels.collections.<c>.sample``); ``complete``: collection -> the labelers that label every pair (config
     order), the ones analyses that need every pair's label (the CI paper) use; ``selfpref``: the
-    ``labels.self_preference`` section resolved (:func:`resolve_self_preference`).
+    ``labels.self_preference`` section resolved (:func:`resolve_self_preference`); ``audit``: the ``labels.audit``
+    section resolved (:func:`resolve_audit`).
     """
     collections: list
     labelers: list
@@ -38,6 +39,7 @@ class LabelsPlan:
     samples: dict | None = None
     complete: dict | None = None
     selfpref: dict | None = None
+    audit: dict | None = None
 
     def shard_cache(self, collection: str, labeler: str, shard: int, shards: int) -> str:
         """The SQLite file only shard ``shard`` of ``shards`` of (collection, labeler) writes."""
@@ -98,6 +100,7 @@ def resolve(config: dict, spine) -> LabelsPlan:
         complete={c: [n for n in lc["collections"][c]["labelers"] if n not in (lc["collections"][c].get("sample") or {})]
                   for c in collections},
         selfpref=resolve_self_preference(config, spine),
+        audit=resolve_audit(config, spine),
     )
 
 
@@ -179,6 +182,56 @@ def resolve_self_preference(config: dict, spine) -> dict:
             flags[n] = {s: bool(mine & set(system_models(s))) or s in extra for s in systems}
         sample = {n: k for n, k in (lc["collections"][c].get("sample") or {}).items() if n in labelers}
         out["collections"][c] = {"systems": systems, "labelers": labelers, "sample": sample, "same_model": flags}
+    return out
+
+
+def resolve_audit(config: dict, spine) -> dict:
+    """``labels.audit`` resolved: ``{"collections": {collection: {"systems": [...], "labelers": [...], "sample":
+    {labeler: n}, "judged_only": bool, "same_model": {labeler: {system: bool}}}}, "settings": {...}}``; the tests
+    and corrections default to the stats stage's (``stats.tests``, ``stats.corrections``). Every labeler of the
+    collection may be audited, file labels too (their labels are looked up, not computed)."""
+    lc = config["labels"]
+    au = lc.get("audit") or {}
+    st = config.get("stats") or {}
+    settings = {k: au.get(k) for k in ("depth", "measures", "tops", "n_boot", "seed")}
+    settings["tests"] = list(au.get("tests") or st.get("tests") or ["t"])
+    settings["corrections"] = list(au.get("corrections") or st.get("corrections") or ["holm"])
+    out = {"collections": {}, "settings": settings}
+    if not au.get("collections"):
+        return out
+    from irrepro.papers.ci.plan import parse_measure
+
+    depth = int(au.get("depth", 10))
+    for i, m in enumerate(au.get("measures", [])):
+        try:
+            _, k = parse_measure(m)
+        except InputError as e:
+            raise InputError(f"config key labels.audit.measures[{i}]: {e}") from None
+        if k > depth:
+            raise InputError(f"config key labels.audit.measures[{i}]: {m} needs the top {k}; depth is {depth}")
+    for i, c in enumerate(au["collections"]):
+        if c not in lc["collections"]:
+            raise InputError(f"config key labels.audit.collections[{i}]: {c!r} is not under labels.collections "
+                             f"({sorted(lc['collections'])})")
+        systems = list(spine.systems[c])
+        if len(systems) < 2:
+            raise InputError(f"config key labels.audit.collections[{i}]: {c} has {len(systems)} population system; "
+                             "an audit compares at least 2")
+        labelers = list(lc["collections"][c]["labelers"])
+        if au.get("labelers") is not None:
+            for j, n in enumerate(au["labelers"]):
+                if n not in lc["labelers"]:
+                    raise InputError(f"config key labels.audit.labelers[{j}]: {n!r} is not a labeler under "
+                                     "labels.labelers")
+            labelers = [n for n in labelers if n in au["labelers"]]
+        if not labelers:
+            raise InputError(f"config key labels.audit.collections[{i}]: none of labels.audit.labelers labels {c} "
+                             f"(labels.collections.{c}.labelers: {lc['collections'][c]['labelers']})")
+        flags = {n: {s: bool(set(labeler_models(lc["labelers"][n])) & set(system_models(s))) for s in systems}
+                 for n in labelers}
+        sample = {n: k for n, k in (lc["collections"][c].get("sample") or {}).items() if n in labelers}
+        out["collections"][c] = {"systems": systems, "labelers": labelers, "sample": sample,
+                                 "judged_only": bool(lc["collections"][c].get("judged_only")), "same_model": flags}
     return out
 
 
