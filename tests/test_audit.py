@@ -183,3 +183,31 @@ def test_audit_config_errors_name_the_key(edit, match):
     edit(c)
     with pytest.raises(InputError, match=match):
         resolve(c, check_ids=False)
+
+
+def test_a_resampling_test_that_cannot_pass_holm_says_so():
+    """199 permutations give p >= 1/200 = 0.005; Holm's first threshold over 21 pairs is 0.05 / 21 = 0.0024: no pair
+    can be significant, and the row says why. With 999 (p >= 0.001) one can; the t-test is never flagged."""
+    H = _population(T=30, S=7, noise=0.02)
+    frame = pd.DataFrame(H, columns=[f"s{i}" for i in range(7)])
+    few = {**SETTINGS, "tests": ["t", "randomisation"], "n_permutations": 199}
+    d = decision_audit(pair_decisions(frame, frame.copy(), **few), few).set_index("test")
+    assert d.loc["randomisation", "both_same"] == 0 and d.loc["t", "both_same"] > 0
+    assert d.loc["randomisation", "note"].startswith("no pair can be significant: the smallest p-value of 199 "
+                                                     "resamples, 0.005, exceeds holm's first threshold")
+    assert d.loc["t", "note"] == ""
+    many = {**few, "n_permutations": 999}
+    d = decision_audit(pair_decisions(frame, frame.copy(), **many), many).set_index("test")
+    assert d.loc["randomisation", "note"] == "" and d.loc["randomisation", "both_same"] > 0
+
+
+def test_spread_reads_what_makes_labels_reject_more_often():
+    """Label-based differences with the human means but half their per-topic spread: sd ratio 0.5, mean ratio 1,
+    the median |t| twice the humans'."""
+    from irrepro.audit.decisions import spread
+
+    H = _population(T=40, S=6, noise=0.08)
+    L = H.mean(axis=1, keepdims=True) + 0.5 * (H - H.mean(axis=1, keepdims=True)) + 0.5 * H.mean(axis=0)
+    s = spread(H, L)
+    assert s["sd_ratio"] == pytest.approx(0.5) and s["mean_ratio"] == pytest.approx(1.0)
+    assert s["t_labels"] == pytest.approx(2 * s["t_humans"])

@@ -19,7 +19,9 @@ import pandas as pd
 from irrepro.stats.compare import compare
 
 COLUMNS = ["test", "correction", "pairs", "both_same", "both_none", "humans_only", "labels_only", "opposite",
-           "missed", "false_discoveries"]
+           "missed", "false_discoveries", "note"]
+#: the resampling tests, whose smallest p-value is 1 / (resamples + 1), and the setting that gives their resamples
+RESAMPLED = {"randomisation": "n_permutations", "bootstrap": "n_bootstrap"}
 KINDS = ("both_same", "both_none", "humans_only", "labels_only", "opposite")
 
 
@@ -52,13 +54,47 @@ def pair_decisions(by_humans: pd.DataFrame, by_labels: pd.DataFrame, **settings)
     return pd.DataFrame({**{k: m[k] for k in keys}, "humans": dh, "labels": dl, "kind": kind})
 
 
-def decision_audit(decisions: pd.DataFrame) -> pd.DataFrame:
-    """The counts of :func:`pair_decisions` per test and correction (:data:`COLUMNS`)."""
+def spread(H, L) -> dict:
+    """What makes paired tests reject more or less often by labels than by humans, over all pairs of systems:
+    ``sd_ratio`` the median of sd(label-based per-topic differences) / sd(human-based ones), ``mean_ratio`` the
+    median of |mean label-based difference| / |mean human-based one|, ``t_humans`` / ``t_labels`` the median
+    |mean| / sd of the pairs' differences (the paired t statistic over √topics). Pairs with a constant difference
+    are left out."""
+    H, L = np.asarray(H, float), np.asarray(L, float)
+    i, j = np.triu_indices(H.shape[1], 1)
+    dh, dl = H[:, i] - H[:, j], L[:, i] - L[:, j]
+    sh, sl = dh.std(axis=0, ddof=1), dl.std(axis=0, ddof=1)
+    ok = (sh > 0) & (sl > 0) & (dh.mean(axis=0) != 0)
+    mh, ml = np.abs(dh.mean(axis=0))[ok], np.abs(dl.mean(axis=0))[ok]
+    return {"sd_ratio": float(np.median(sl[ok] / sh[ok])) if ok.any() else np.nan,
+            "mean_ratio": float(np.median(ml / mh)) if ok.any() else np.nan,
+            "t_humans": float(np.median(mh / sh[ok])) if ok.any() else np.nan,
+            "t_labels": float(np.median(ml / sl[ok])) if ok.any() else np.nan}
+
+
+def unattainable(test: str, correction: str, pairs: int, settings: dict) -> str:
+    """Why no pair can be significant under ``test`` and ``correction`` whatever the scores ("" when one can): a
+    resampling test's smallest p-value, 1 / (resamples + 1), above the first threshold of Holm or Bonferroni over
+    ``pairs`` comparisons, alpha / pairs."""
+    key = RESAMPLED.get(test)
+    if key is None or correction not in ("holm", "bonferroni") or not settings.get(key):
+        return ""
+    smallest, first = 1.0 / (int(settings[key]) + 1), float(settings["alpha"]) / pairs
+    if smallest <= first:
+        return ""
+    return (f"no pair can be significant: the smallest p-value of {settings[key]} resamples, {smallest:.2g}, exceeds "
+            f"{correction}'s first threshold alpha / {pairs} pairs = {first:.2g} (raise stats.{key})")
+
+
+def decision_audit(decisions: pd.DataFrame, settings: dict | None = None) -> pd.DataFrame:
+    """The counts of :func:`pair_decisions` per test and correction (:data:`COLUMNS`); ``note``: from
+    :func:`unattainable` with ``settings`` (those of :func:`pair_decisions`)."""
     rows = []
     for (test, corr), g in decisions.groupby(["test", "correction"], sort=False):
         n = {k: int((g.kind == k).sum()) for k in KINDS}
         by_h, by_l = int((g.humans != 0).sum()), int((g.labels != 0).sum())
         rows.append({"test": test, "correction": corr, "pairs": len(g), **n,
                      "missed": n["humans_only"] / by_h if by_h else np.nan,
-                     "false_discoveries": n["labels_only"] / by_l if by_l else np.nan})
+                     "false_discoveries": n["labels_only"] / by_l if by_l else np.nan,
+                     "note": unattainable(test, corr, len(g), settings or {})})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from irrepro.audit.decisions import decision_audit, pair_decisions
+from irrepro.audit.decisions import decision_audit, pair_decisions, spread
 from irrepro.audit.rankings import ranking_audit
 from irrepro.audit.rerank import condensed, expected_grade, judge_reranked
 from irrepro.core.scores import to_matrix
@@ -17,8 +17,11 @@ POPULATIONS = ("as-is", "judge-reranked")
 
 def population_runs(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels: pd.DataFrame, depth: int, *,
                     judged_only: bool) -> dict:
-    """``{population: {system: run}}``: the runs as they are (condensed to each query's judged documents when
-    ``judged_only``) and the same runs' top ``depth`` re-ranked by the labels' expected grade."""
+    """``{population: {system: run}}``: the runs on the queries of ``qrels`` (the labeler's: its sample, if any) as
+    they are (condensed to each query's judged documents when ``judged_only``) and the same runs' top ``depth``
+    re-ranked by the labels' expected grade."""
+    queries = set(qrels.query_id.astype(str))
+    runs = {s: r[r.query_id.astype(str).isin(queries)] for s, r in runs.items()}
     base = {s: condensed(r, qrels) if judged_only else r for s, r in runs.items()}
     grades = expected_grade(labels)
     return {"as-is": base, "judge-reranked": {s: judge_reranked(r, grades, depth) for s, r in base.items()}}
@@ -45,7 +48,7 @@ def audit_labeler(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels:
                                        alpha=alpha).assign(**tag))
             d = pair_decisions(H, L, **stats)
             pairs.append(d.assign(**tag))
-            decisions.append(decision_audit(d).assign(**tag))
+            decisions.append(decision_audit(d, stats).assign(**tag, **spread(H.to_numpy(), L.to_numpy())))
             means.append(pd.DataFrame({**tag, "system": H.columns, "humans": H.mean().to_numpy(),
                                        "labels": L.mean().to_numpy()}))
     first = ["collection", "labeler", "measure", "population"]

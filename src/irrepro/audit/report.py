@@ -52,6 +52,9 @@ def summary_markdown(rankings: pd.DataFrame, decisions: pd.DataFrame, same: pd.D
             fd = "" if not np.isfinite(r.false_discoveries) else f" ({r.false_discoveries:.0%})"
             out.append(f"| {r.measure} | {r.population} | {r.test} | {r.correction} | {r.pairs} | {r.both_same} | "
                        f"{r.both_none} | {r.humans_only}{miss} | {r.labels_only}{fd} | {r.opposite} |")
+        notes = sorted({f"{r.test} with {r.correction}: {r.note}" for r in d.itertuples()
+                        if isinstance(r.note, str) and r.note})
+        out += [""] + [f"- {n}" for n in notes] if notes else []
         s = same[(same.collection == c) & (same.labeler == lab)]
         if len(s):
             out += ["", "Systems that share the labeler's model (rank by humans → rank by labels, of all systems):", ""]

@@ -1,6 +1,6 @@
-"""One labeler's labels of its labels.self_preference pool through the label cache: the grade distributions (a
-calibrated labeler's cross-fitted over query folds, as in the label stage) and the raw labels (its scores, which
-the coverage draws refit)."""
+"""One labeler's labels of a pool (labels.self_preference's or labels.audit's) through the label cache: the grade
+distributions (a calibrated labeler's cross-fitted over query folds, as in the label stage) and the raw labels (its
+scores, which the self-preference coverage draws refit)."""
 import time
 
 t0 = time.time()
