@@ -155,6 +155,19 @@ def _self_preference():
     return [(self_preference_figure(pd.DataFrame(rows), "DCG@10", "self-preference"), ["minilm", "smollm2"])]
 
 
+def _audit():
+    from irrepro.audit.report import audit_figure
+    units = [(COLL, "minilm"), ("other", "flant5-large")]
+    means = pd.DataFrame([{"collection": c, "labeler": lab, "measure": "DCG@10", "population": pop, "system": f"s{i}",
+                           "humans": h, "labels": h + float(RNG.normal(0, 0.1)) + (0.3 if pop != "as-is" else 0)}
+                          for c, lab in units for pop in ("as-is", "judge-reranked") for i in range(8)
+                          for h in [float(RNG.uniform())]])
+    ranks = pd.DataFrame([{"collection": c, "labeler": lab, "measure": "DCG@10", "population": pop, "top": "all",
+                           "tau_b": float(RNG.uniform(0.3, 0.9))} for c, lab in units
+                          for pop in ("as-is", "judge-reranked")])
+    return [(audit_figure(means, ranks, "DCG@10"), [COLL, "minilm", "flant5-large"])]
+
+
 def _population():
     from irrepro.retrieval.plots import population_figure
     return [(population_figure(_scores(), ["AP", "nDCG@10"], COLL), [COLL])]
@@ -266,6 +279,7 @@ def _repro_differences():
 
 
 BUILDERS = {
+    "irrepro.audit.report.audit_figure": _audit,
     "irrepro.core.cost.plot_cost": _cost,
     "irrepro.core.figures.verify_figure": _verify,
     "irrepro.core.figures.verify_panels": _verify_panels,

@@ -96,6 +96,7 @@ def _label_configs(tmp_path):
     lab["collections"]["dl19-pool"]["labelers"] = ["flant5-large"]
     lab["collections"]["vaswani"]["labelers"] = ["slowhash"]
     lab.pop("self_preference", None)  # it measures MiniLM, which this config no longer computes
+    lab.pop("audit", None)  # it audits MiniLM on vaswani, which this config no longer labels
     single, sharded = tmp_path / "single.yaml", tmp_path / "sharded.yaml"
     single.write_text(yaml.safe_dump(c))
     # 2,000 MB a shard (the hash labeler needs little): both fit the test node's 8,000 MB at once (6,000 each, the
@@ -117,11 +118,14 @@ def _rows(db):
         con.close()
 
 
-def _kill_vaswani_shards(env, dbs, sizes, timeout=900):
+def _kill_vaswani_shards(env, dbs, sizes, run, log, timeout=900):
     """scancel every running vaswani label shard job once one shard's cache file holds two committed batches
     (2 * SLOW_BATCH labels) and that shard is not done (fewer rows than its size); returns the job ids cancelled."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
+        if run.poll() is not None:  # the run ended before a shard could be killed (e.g. a config error)
+            raise AssertionError(f"the sharded run exited ({run.returncode}) before a shard was killed:\n"
+                                 f"{log.read_text()[-3000:]}")
         if any(2 * SLOW_BATCH <= _rows(db) < n for db, n in zip(dbs, sizes)):
             q = subprocess.run(["squeue", "-h", "-o", "%i %k"], env=env, capture_output=True, text=True).stdout
             ids = [line.split()[0] for line in q.splitlines() if "labels_shard" in line and "vaswani" in line]
@@ -176,7 +180,7 @@ def test_slurm_label_shards_match_local_single_job(dag, tmp_path):
         with open(tmp_path / "first.log", "w") as out:
             first = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
             try:
-                killed = _kill_vaswani_shards(env, dbs, size)
+                killed = _kill_vaswani_shards(env, dbs, size, first, tmp_path / "first.log")
                 assert first.wait(timeout=1800) != 0, "the run with a cancelled shard job succeeded"
             finally:
                 if first.poll() is None:
