@@ -148,8 +148,9 @@ def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
     ("split", "resplit", {"ci_fig2", "ci_fig3"}),
     ("target", "all", {"ci_fig2", "ci_fig3"}),
     ("bootstrap", "percentile", {"ci_fig2", "ci_fig3"}),
-    # the self-preference score tables are the CI paper's evaluator's, with its label gain
-    ("label_gain", "expected_gain", {"ci_table1", "ci_fig2", "ci_fig3", "ci_fig4", "labels_self_preference"}),
+    # the self-preference and judge-audit score tables are the CI paper's evaluator's, with its label gain
+    ("label_gain", "expected_gain", {"ci_table1", "ci_fig2", "ci_fig3", "ci_fig4", "labels_self_preference",
+                                     "labels_audit_one", "labels_audit"}),
 ])
 def test_protocol_keys_rerun_only_what_they_change(dag, tmp_path, key, value, affected):
     """The protocol keys (docs/ci.md, "Readings") are params of exactly the rules they change."""

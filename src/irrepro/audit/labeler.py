@@ -31,9 +31,9 @@ def audit_labeler(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels:
                   collection: str, labeler: str, depth: int, judged_only: bool, label_gain: str | None = None,
                   tops=(5, 10, 20), n_boot: int = 1000, seed: int = 0, alpha: float = 0.05, stats: dict) -> dict:
     """``{"scores": by-labels table of the systems as they are, "humans": their by-humans table on the same topics,
-    "rankings": ..., "decisions": ..., "pairs": ..., "means": ...}`` for one collection and labeler. ``labels`` covers every system's top ``depth`` (the pool);
-    ``stats``: :func:`irrepro.stats.compare.compare`'s settings (tests, corrections, alpha, n_permutations,
-    n_bootstrap, seed)."""
+    "rankings": ..., "decisions": ..., "pairs": ..., "means": ...}`` for one collection and labeler. ``labels``
+    covers every system's top ``depth`` (the pool); ``stats``: :func:`irrepro.stats.compare.compare`'s settings
+    (tests, corrections, alpha, n_permutations, n_bootstrap, seed)."""
     key = {"collection": collection, "labeler": labeler}
     ranks, decisions, pairs, means, scores, humans = [], [], [], [], None, None
     for population, pruns in population_runs(runs, qrels, labels, depth, judged_only=judged_only).items():
@@ -56,5 +56,5 @@ def audit_labeler(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels:
     def ordered(frames):
         t = pd.concat(frames, ignore_index=True)
         return t[first + [c for c in t.columns if c not in first]]
-    return {"scores": scores, "humans": humans, "rankings": ordered(ranks), "decisions": ordered(decisions), "pairs": ordered(pairs),
-            "means": ordered(means)}
+    return {"scores": scores, "humans": humans, "rankings": ordered(ranks), "decisions": ordered(decisions),
+            "pairs": ordered(pairs), "means": ordered(means)}
