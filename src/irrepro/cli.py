@@ -1,5 +1,8 @@
 """``irrepro`` command line: small utilities around the workflow (the workflow itself is ``snakemake``).
 
+    irrepro compare RUNS... --qrels F [--baseline NAME] [--measures AP nDCG@10] [--test t] [--correction holm]
+                    [--latex table.tex] [-o table.csv]
+                                           # systems x measures with deltas, p-values and marks against a baseline
     irrepro artifacts                      # list declared artifacts (URL, md5, licence)
     irrepro fetch NAME [--mirror DIR]      # fetch one artifact into resources/artifacts, md5-verified
     irrepro scores --runs DIR --qrels F -o scores.tsv [--measures AP nDCG@10]
@@ -18,6 +21,29 @@ import sys
 from pathlib import Path
 
 from irrepro.errors import InputError, MissingDataError
+
+
+def _compare(a) -> int:
+    """``irrepro compare``: the table of :func:`irrepro.stats.experiment.experiment` printed (Markdown), as CSV
+    (``-o``) and as a booktabs LaTeX table (``--latex``)."""
+    from irrepro.core.io import to_markdown
+    from irrepro.stats.experiment import experiment, to_latex
+
+    measures = a.measures or ["AP", "nDCG@10", "P@10"]
+    table, _, _ = experiment(a.runs, a.qrels, baseline=a.baseline, measures=measures, test=a.test,
+                             correction=a.correction, alpha=a.alpha, n_permutations=a.resamples,
+                             n_bootstrap=a.resamples, seed=a.seed)
+    print(to_markdown(table, "{:.4g}"))
+    if a.baseline:
+        print(f"\n▲ / ▼: significantly better / worse than {a.baseline} (paired {a.test} test, {a.correction}-"
+              f"corrected over the {len(table) - 1} systems compared with it, alpha {a.alpha:g}); d_z: Cohen's d of "
+              "the per-topic differences")
+    if a.output:
+        table.to_csv(a.output, index=False)
+    if a.latex:
+        Path(a.latex).write_text(to_latex(table, measures, baseline=a.baseline, test=a.test,
+                                          correction=a.correction, alpha=a.alpha))
+    return 0
 
 
 def _scores(a) -> int:
@@ -144,6 +170,21 @@ def _repro_versions(a) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="irrepro", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare", help="compare run files against a baseline: means, deltas, paired test, "
+                       "corrected p-values, effect sizes (pt.Experiment's layout), as Markdown, CSV and LaTeX")
+    c.add_argument("runs", nargs="+", help="run files or folders of run files (.gz/.bz2/.xz/.zst read as they are)")
+    c.add_argument("--qrels", required=True, help="TREC qrels")
+    c.add_argument("--baseline", help="the system (run file name without extension) the others are compared with")
+    c.add_argument("--measures", nargs="+", help="ir_measures names (default: AP nDCG@10 P@10)")
+    c.add_argument("--test", default="t", choices=["t", "wilcoxon", "sign", "randomisation", "bootstrap"],
+                   help="paired test (default t)")
+    c.add_argument("--correction", default="holm", choices=["none", "bonferroni", "holm", "bh"],
+                   help="multiple-comparison correction over the systems compared with the baseline (default holm)")
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--resamples", type=int, default=10_000, help="permutations / bootstrap resamples (default 10000)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--latex", help="write a booktabs LaTeX table here")
+    c.add_argument("-o", "--output", help="write the table as CSV here")
     sub.add_parser("artifacts", help="list declared artifacts")
     f = sub.add_parser("fetch", help="fetch one declared artifact (md5-verified)")
     f.add_argument("name")
@@ -191,6 +232,8 @@ def main(argv=None) -> int:
             return _mirror(a)
         if a.cmd == "repro-versions":
             return _repro_versions(a)
+        if a.cmd == "compare":
+            return _compare(a)
         return _scores(a)
     except (InputError, MissingDataError) as e:
         print(f"irrepro: error: {e}", file=sys.stderr)

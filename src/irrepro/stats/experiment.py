@@ -1,0 +1,127 @@
+"""From run files and qrels to the table a paper prints, in one call: systems as rows, each measure's mean, and
+against a baseline the difference, the paired test's p-value, its corrected p-value with ▲ / ▼ and Cohen's d_z —
+PyTerrier's ``pt.Experiment(..., baseline=0, correction="holm")`` layout — as a frame, CSV or a booktabs LaTeX table.
+
+The numbers are the workflow's: per-topic scores by :func:`irrepro.core.evaluation.evaluate_runs` (ir_measures,
+gdeval.pl for ERR@20, as the ``evaluate`` rule) and the comparisons by :func:`irrepro.stats.compare.compare` (as
+the ``stats_compare`` rule), so a table from this call equals the stats stage's on the same runs and settings.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from irrepro.errors import InputError
+
+MARKS = {1: "▲", -1: "▼", 0: ""}
+
+
+def run_paths(runs) -> list[tuple[str, Path]]:
+    """``(system, path)`` of ``runs``: a run file or a folder of run files (compressed or not), a list of them, or a
+    ``{system: path}`` mapping; system names from the file names (:func:`irrepro.core.trec.run_name`)."""
+    from irrepro.core.trec import run_files, run_systems
+
+    if isinstance(runs, dict):
+        return [(str(k), Path(v)) for k, v in runs.items()]
+    paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
+    files = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += run_files(p)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise InputError(f"run file or folder {p} not found")
+    if not files:
+        raise InputError(f"no run files in {', '.join(map(str, paths))}")
+    return run_systems(files)
+
+
+def experiment(runs, qrels, *, baseline: str | None = None, measures=None, test: str = "t",
+               correction: str = "holm", alpha: float = 0.05, n_permutations: int = 1000, n_bootstrap: int = 1000,
+               seed: int = 0, collection: str = "runs") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(table, pairs, scores)`` of ``runs`` (see :func:`run_paths`) on ``qrels`` (a qrels file):
+
+    * ``table``: one row per system (in the order given; the baseline first), per measure its mean, and with a
+      baseline ``<m> Δ`` (system − baseline), ``<m> p`` (the paired ``test``), ``<m> p <correction>`` (corrected
+      over the systems compared with the baseline: one family per measure) and ``<m> d_z``, and ``<m> sig``
+      (▲ significantly better than the baseline, ▼ worse, at ``alpha`` after the correction);
+    * ``pairs``: the stats stage's per-pair rows (:data:`irrepro.stats.compare.COLUMNS`) with a ``measure`` column;
+    * ``scores``: the per-topic score table (``collection, system, topic, measure, value``), its values to 6
+      decimals as the workflow's ``scores/<collection>.tsv`` holds them.
+    """
+    from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_runs
+    from irrepro.core.scores import to_matrix
+    from irrepro.core.trec import read_qrels
+    from irrepro.stats.compare import compare, complete_matrix
+
+    systems = run_paths(runs)
+    names = [s for s, _ in systems]
+    if baseline is not None and baseline not in names:
+        raise InputError(f"baseline {baseline!r} is not among the runs' systems ({', '.join(names)})")
+    measures = list(measures or DEFAULT_MEASURES)
+    scores = evaluate_runs(systems, read_qrels(qrels), measures, collection, qrels_path=qrels)
+    # the per-topic values as the workflow's score tables hold them (write_scores: 6 decimals), which the stats
+    # stage reads: the same digits give the same p-values
+    scores["value"] = pd.to_numeric(scores["value"].map("{:.6f}".format))
+    order = ([baseline] if baseline else []) + [s for s in names if s != baseline]
+    table = pd.DataFrame({"system": order})
+    frames = []
+    for m in measures:
+        mat, _ = complete_matrix(to_matrix(scores, m), f"{collection}, {m}")
+        table[m] = mat.mean(axis=0).reindex(order).to_numpy()
+        if baseline is None:
+            continue
+        p = compare(mat, tests=[test], corrections=[correction], alpha=alpha, n_permutations=n_permutations,
+                    n_bootstrap=n_bootstrap, seed=seed, baseline=baseline).assign(measure=m)
+        frames.append(p)
+        by = p.set_index("system_a").reindex(order)
+        table[f"{m} Δ"] = by.delta.to_numpy()
+        table[f"{m} p"] = by.p_value.to_numpy()
+        table[f"{m} p {correction}"] = by.p_adjusted.to_numpy()
+        table[f"{m} d_z"] = by.effect_size.to_numpy()
+        sig = by.significant.fillna(False).astype(bool).to_numpy()
+        table[f"{m} sig"] = [MARKS[(d > 0) - (d < 0)] if s else "" for d, s in zip(by.delta.fillna(0), sig)]
+    pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return table, pairs, scores
+
+
+#: LaTeX's special characters in text and what stands for each
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+        "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
+def _tex(s) -> str:
+    return "".join(_TEX.get(c, c) for c in str(s))
+
+
+def to_latex(table: pd.DataFrame, measures, *, baseline: str | None, test: str, correction: str, alpha: float,
+             digits: int = 4) -> str:
+    """A booktabs LaTeX table of :func:`experiment`'s ``table``: one row per system, one column per measure (its
+    mean), the best mean of each column in bold, ``$^{\\uparrow}$`` / ``$^{\\downarrow}$`` marking a system
+    significantly better / worse than the baseline, and a caption that says what the marks mean. Needs the
+    ``booktabs`` package only."""
+    measures = list(measures)
+    lines = [r"\begin{table}", r"\centering", r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
+             "System & " + " & ".join(_tex(m) for m in measures) + r" \\", r"\midrule"]
+    best = {m: table[m].max() for m in measures}
+    for _, r in table.iterrows():
+        cells = []
+        for m in measures:
+            v = f"{r[m]:.{digits}f}"
+            if r[m] == best[m]:
+                v = rf"\textbf{{{v}}}"
+            mark = r.get(f"{m} sig", "")
+            v += {"▲": r"$^{\uparrow}$", "▼": r"$^{\downarrow}$"}.get(mark, "")
+            cells.append(v)
+        name = _tex(str(r["system"])) + (" (baseline)" if r["system"] == baseline else "")
+        lines.append(name + " & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    caption = "Mean over topics; best per column in bold."
+    if baseline is not None:
+        caption += (rf" $\uparrow$ / $\downarrow$: significantly better / worse than {_tex(baseline)} (paired "
+                    f"{_tex(test)} test, {_tex(correction)}-corrected over the {len(table) - 1} systems compared "
+                    f"with it, $\\alpha = {alpha:g}$).")
+    lines += [rf"\caption{{{caption}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"

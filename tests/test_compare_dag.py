@@ -1,0 +1,34 @@
+"""Integration: `irrepro compare` on the test DAG's vaswani runs gives the stats stage's numbers, in seconds."""
+import time
+
+import pandas as pd
+import pytest
+
+from irrepro.cli import main
+from irrepro.stats.experiment import experiment
+
+pytestmark = pytest.mark.integration
+V = "results/test"
+BASE = "bm25_k1-0.9_b-0.75"
+
+
+def test_compare_equals_the_stats_stage_on_the_dags_runs(dag, tmp_path, capsys):
+    systems = sorted(pd.read_csv(dag / V / "scores/vaswani.tsv", sep="\t").system.unique())
+    runs = [dag / V / f"runs/vaswani/{s}.run" for s in systems]
+    qrels = dag / V / "collections/vaswani/qrels.txt"
+    _, pairs, _ = experiment(runs, qrels, baseline=BASE, measures=["AP", "nDCG@10"], test="t", correction="holm",
+                             seed=23, n_permutations=199, n_bootstrap=199, collection="vaswani")
+    for m in ("AP", "nDCG@10"):
+        st = pd.read_csv(dag / V / f"stats/vaswani/{m}.csv")
+        st = st[(st.baseline == BASE) & (st.test == "t") & (st.correction == "holm")].set_index("system_a")
+        ours = pairs[pairs.measure == m].set_index("system_a").loc[st.index]
+        assert len(st) == len(systems) - 1
+        for col in ("mean_a", "mean_b", "delta", "p_value", "p_adjusted", "effect_size"):
+            pd.testing.assert_series_equal(ours[col].astype(float), st[col].astype(float), rtol=1e-9, check_names=False)
+        assert (ours.significant == st.significant).all()
+    t0 = time.monotonic()
+    assert main(["compare", *map(str, runs), "--qrels", str(qrels), "--baseline", BASE,
+                 "--measures", "AP", "nDCG@10", "P@10", "--latex", str(tmp_path / "t.tex")]) == 0
+    seconds = time.monotonic() - t0
+    assert seconds < 10, seconds
+    assert capsys.readouterr().out.count("\n| ") == len(systems) + 1  # the header's separator and a row per system
