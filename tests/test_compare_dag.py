@@ -26,6 +26,13 @@ def test_compare_equals_the_stats_stage_on_the_dags_runs(dag, tmp_path, capsys):
         for col in ("mean_a", "mean_b", "delta", "p_value", "p_adjusted", "effect_size"):
             pd.testing.assert_series_equal(ours[col].astype(float), st[col].astype(float), rtol=1e-9, check_names=False)
         assert (ours.significant == st.significant).all()
+    # a resampling test too: the stats stage's per-measure seeds and family generators, so the same p-values
+    _, pairs, _ = experiment(runs, qrels, baseline=BASE, measures=["AP"], test="randomisation", correction="holm",
+                             seed=23, n_permutations=199, n_bootstrap=199, collection="vaswani")
+    st = pd.read_csv(dag / V / "stats/vaswani/AP.csv")
+    st = st[(st.baseline == BASE) & (st.test == "randomisation") & (st.correction == "holm")].set_index("system_a")
+    pd.testing.assert_series_equal(pairs.set_index("system_a").loc[st.index, "p_value"], st.p_value, rtol=1e-9,
+                                   check_names=False)
     t0 = time.monotonic()
     assert main(["compare", *map(str, runs), "--qrels", str(qrels), "--baseline", BASE,
                  "--measures", "AP", "nDCG@10", "P@10", "--latex", str(tmp_path / "t.tex")]) == 0

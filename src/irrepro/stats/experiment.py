@@ -3,8 +3,9 @@ against a baseline the difference, the paired test's p-value, its corrected p-va
 PyTerrier's ``pt.Experiment(..., baseline=0, correction="holm")`` layout — as a frame, CSV or a booktabs LaTeX table.
 
 The numbers are the workflow's: per-topic scores by :func:`irrepro.core.evaluation.evaluate_runs` (ir_measures,
-gdeval.pl for ERR@20, as the ``evaluate`` rule) and the comparisons by :func:`irrepro.stats.compare.compare` (as
-the ``stats_compare`` rule), so a table from this call equals the stats stage's on the same runs and settings.
+gdeval.pl for ERR@20, as the ``evaluate`` rule), kept to 6 decimals as its score tables keep them, and the
+comparisons by :func:`irrepro.stats.stage.compare_measure` (the ``stats_compare`` job's call, its per-measure seeds
+included), so a table from this call equals the stats stage's on the same runs and settings.
 """
 from __future__ import annotations
 
@@ -52,9 +53,8 @@ def experiment(runs, qrels, *, baseline: str | None = None, measures=None, test:
       decimals as the workflow's ``scores/<collection>.tsv`` holds them.
     """
     from irrepro.core.evaluation import DEFAULT_MEASURES, evaluate_runs
-    from irrepro.core.scores import to_matrix
     from irrepro.core.trec import read_qrels
-    from irrepro.stats.compare import compare, complete_matrix
+    from irrepro.stats.stage import compare_measure
 
     systems = run_paths(runs)
     names = [s for s, _ in systems]
@@ -65,16 +65,20 @@ def experiment(runs, qrels, *, baseline: str | None = None, measures=None, test:
     # the per-topic values as the workflow's score tables hold them (write_scores: 6 decimals), which the stats
     # stage reads: the same digits give the same p-values
     scores["value"] = pd.to_numeric(scores["value"].map("{:.6f}".format))
+    settings = {"tests": [test], "corrections": [correction], "alpha": alpha, "n_permutations": n_permutations,
+                "n_bootstrap": n_bootstrap, "seed": seed, "baseline": baseline}
     order = ([baseline] if baseline else []) + [s for s in names if s != baseline]
     table = pd.DataFrame({"system": order})
     frames = []
     for m in measures:
-        mat, _ = complete_matrix(to_matrix(scores, m), f"{collection}, {m}")
-        table[m] = mat.mean(axis=0).reindex(order).to_numpy()
+        r = compare_measure(scores, collection, m, settings)  # the stats_compare job's own call (its seeds)
+        if r.summary is None:
+            raise InputError(f"{collection}, {m}: {r.notes[0]}")
+        means = pd.concat([r.table.set_index("system_a").mean_a, r.table.set_index("system_b").mean_b])
+        table[m] = means.groupby(level=0).first().reindex(order).to_numpy()
         if baseline is None:
             continue
-        p = compare(mat, tests=[test], corrections=[correction], alpha=alpha, n_permutations=n_permutations,
-                    n_bootstrap=n_bootstrap, seed=seed, baseline=baseline).assign(measure=m)
+        p = r.table.assign(measure=m)
         frames.append(p)
         by = p.set_index("system_a").reindex(order)
         table[f"{m} Δ"] = by.delta.to_numpy()
