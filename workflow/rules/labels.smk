@@ -263,7 +263,9 @@ rule labels_agreement:
 
 rule labels_selfpref_pairs:
     """labels.self_preference: the pool one labeler labels on one collection, every compared system's top `depth`
-    on the labeler's queries (every judged query, or the label stage's query sample of this labeler)."""
+    on the labeler's queries (every judged query, or the label stage's query sample of this labeler); the rule
+    labels_audit_pairs is this one on labels.audit's pool (within each query's judged documents where
+    judged_only)."""
     input:
         unpack(lambda wc: {f"run_{s}": p for s, p in selfpref_runs(wc).items()}),
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
@@ -286,6 +288,7 @@ rule labels_selfpref_pairs:
     params:
         systems=lambda wc: SP[wc.collection]["systems"],
         depth=SP_SET.get("depth"),
+        judged_only=False,
         sample=lambda wc: SP[wc.collection]["sample"].get(wc.labeler),
         seed=config["labels"]["seed"],
     script:
@@ -383,10 +386,7 @@ rule labels_self_preference:
         "../scripts/labels/self_preference.py"
 
 
-rule labels_audit_pairs:
-    """labels.audit: the pool one labeler labels on one collection: every population system's top `depth` on the
-    labeler's queries (every judged query, or the label stage's sample of this labeler), within each query's judged
-    documents on a collection with judged_only."""
+use rule labels_selfpref_pairs as labels_audit_pairs with:
     input:
         unpack(audit_runs),
         qrels=f"{V}/collections/{{collection}}/qrels.txt",
@@ -400,20 +400,12 @@ rule labels_audit_pairs:
     wildcard_constraints:
         collection=_alt(sorted(AUD)),
         labeler=_alt(LABELS.labelers),
-    conda:
-        "../envs/irrepro.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     params:
         systems=lambda wc: AUD[wc.collection]["systems"],
         depth=AUD_SET.get("depth"),
         judged_only=lambda wc: AUD[wc.collection]["judged_only"],
         sample=lambda wc: AUD[wc.collection]["sample"].get(wc.labeler),
         seed=config["labels"]["seed"],
-    script:
-        "../scripts/labels/audit_pairs.py"
 
 
 use rule labels_selfpref_labels as labels_audit_labels with:

@@ -12,9 +12,6 @@ from irrepro.audit.rerank import condensed, expected_grade, judge_reranked
 from irrepro.core.scores import to_matrix
 from irrepro.labels.selfpref import label_score_tables
 
-POPULATIONS = ("as-is", "judge-reranked")
-
-
 def population_runs(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels: pd.DataFrame, depth: int, *,
                     judged_only: bool) -> dict:
     """``{population: {system: run}}``: the runs on the queries of ``qrels`` (the labeler's: its sample, if any) as

@@ -125,6 +125,21 @@ def system_models(system: str) -> tuple:
     return tuple(dict.fromkeys(([sy.first] if sy.neural_first else []) + [r.model for r in sy.rerank]))
 
 
+def _check_pool_measures(section: dict, key: str) -> None:
+    """Each of ``section``'s measures is the CI evaluator's DCG@k / nDCG@k with k within its pool ``depth``; an
+    error names ``<key>.measures[i]``."""
+    from irrepro.papers.ci.plan import parse_measure
+
+    depth = int(section.get("depth", 10))
+    for i, m in enumerate(section.get("measures", [])):
+        try:
+            _, k = parse_measure(m)
+        except InputError as e:
+            raise InputError(f"config key {key}.measures[{i}]: {e}") from None
+        if k > depth:
+            raise InputError(f"config key {key}.measures[{i}]: {m} needs the top {k}; depth is {depth}")
+
+
 def resolve_self_preference(config: dict, spine) -> dict:
     """``labels.self_preference`` resolved: ``{collection: {"systems": [...], "labelers": [...], "sample": {labeler:
     n}, "same_model": {labeler: {system: bool}}}}`` plus the shared settings under ``"settings"``. The labelers
@@ -135,17 +150,7 @@ def resolve_self_preference(config: dict, spine) -> dict:
     out = {"collections": {}, "settings": {k: sp.get(k) for k in ("depth", "measures", "n_boot", "seed", "coverage")}}
     if not sp.get("collections"):
         return out
-    from irrepro.papers.ci.plan import parse_measure
-
-    depth = int(sp.get("depth", 10))
-    for i, m in enumerate(sp.get("measures", [])):
-        try:
-            _, k = parse_measure(m)
-        except InputError as e:
-            raise InputError(f"config key labels.self_preference.measures[{i}]: {e}") from None
-        if k > depth:
-            raise InputError(f"config key labels.self_preference.measures[{i}]: {m} needs the top {k}; depth is "
-                             f"{depth}")
+    _check_pool_measures(sp, "labels.self_preference")
     declared = sp.get("same_model") or {}
     for name in declared:
         if name not in lc["labelers"]:
@@ -199,16 +204,7 @@ def resolve_audit(config: dict, spine) -> dict:
     out = {"collections": {}, "settings": settings}
     if not au.get("collections"):
         return out
-    from irrepro.papers.ci.plan import parse_measure
-
-    depth = int(au.get("depth", 10))
-    for i, m in enumerate(au.get("measures", [])):
-        try:
-            _, k = parse_measure(m)
-        except InputError as e:
-            raise InputError(f"config key labels.audit.measures[{i}]: {e}") from None
-        if k > depth:
-            raise InputError(f"config key labels.audit.measures[{i}]: {m} needs the top {k}; depth is {depth}")
+    _check_pool_measures(au, "labels.audit")
     for i, c in enumerate(au["collections"]):
         if c not in lc["collections"]:
             raise InputError(f"config key labels.audit.collections[{i}]: {c!r} is not under labels.collections "
