@@ -122,6 +122,7 @@ def dag(request, tmp_path_factory, mirror):
     _start_second_run(request.session)
     wd = tmp_path_factory.mktemp("dag")
     snakemake(wd, "--cores", "2")
+    _start_label_shards(request.session, wd)
     return wd
 
 
@@ -384,6 +385,76 @@ def pytest_sessionfinish(session):
     run = _BACKGROUND.pop("second", None)
     if run is not None:
         run.stop()
+    shards = _BACKGROUND.pop("label_shards", None)
+    if shards is not None:  # its test was not reached: let the scenario end, and its SLURM cluster stop
+        shards.join(timeout=600)
+
+
+#: the SLURM label-shard test (tests/test_slurm.py), whose scenario the ``dag`` fixture starts in the background
+LABEL_SHARD_TEST = "test_slurm_label_shards_match_local_single_job"
+
+
+def _label_shard_scenario(dag_dir, root):
+    """The scenario's inputs prepared now (copies of the DAG run, made before other tests touch it) and its run as
+    a function, started after the second run, which holds the machine's one SLURM test cluster, has ended."""
+    from slurm import label_shards
+
+    prep = label_shards.prepare(dag_dir, root, TEST_CONFIG)
+    second = _BACKGROUND.get("second")
+    return lambda: label_shards.run(prep, snakemake, snakemake_cmd, REPO / "workflow/profiles/slurm",
+                                    before=second.thread.join if second is not None else None)
+
+
+def _start_label_shards(session, dag_dir):
+    """Start the label-shard scenario in a thread once the DAG is built, where its test is selected and can run:
+    it waits on SLURM's polling most of its minute, while the other DAG tests run beside it."""
+    import importlib.util
+
+    if "label_shards" in _BACKGROUND or not slurm_wanted() or not importlib.util.find_spec(
+            "snakemake_executor_plugin_slurm"):
+        return
+    from slurm.cluster import available
+
+    if available() and any(item.name == LABEL_SHARD_TEST for item in session.items):
+        root = session.config._tmp_path_factory.mktemp("label_shards")
+        _BACKGROUND["label_shards"] = BackgroundTask(_label_shard_scenario(dag_dir, root), "irrepro-label-shards")
+
+
+def label_shard_run(dag_dir, tmp_path) -> dict:
+    """What the label-shard scenario observed (tests/slurm/label_shards.py): the background one's, or, where it was
+    not started (its test run without the ``dag`` fixture's session hook), one run now in ``tmp_path``."""
+    task = _BACKGROUND.pop("label_shards", None)
+    if task is None:
+        return _label_shard_scenario(dag_dir, tmp_path)()
+    return task.result()
+
+
+class BackgroundTask:
+    """``fn()`` in a daemon thread, started at once; :meth:`result` waits and returns its value or raises its
+    exception."""
+
+    def __init__(self, fn, name: str):
+        import threading
+
+        self.value = self.error = None
+
+        def target():
+            try:
+                self.value = fn()
+            except BaseException as e:  # handed to the test that asks for the result
+                self.error = e
+
+        self.thread = threading.Thread(target=target, name=name, daemon=True)
+        self.thread.start()
+
+    def join(self, timeout=None):
+        self.thread.join(timeout)
+
+    def result(self):
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 def _vllm_tests_wanted(config) -> bool:

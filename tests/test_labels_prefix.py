@@ -98,9 +98,11 @@ def test_smollm2_shared_prefixes_equal_full_sequences(dtype, one_thread):
         else:
             assert np.abs(after - ref).max() <= 1e-4
             assert np.abs(L.softmax(after) - L.softmax(ref)).max() <= 1e-5
-    # label_pairs gives the same labels
-    import pandas as pd
-    pairs = pd.DataFrame({"query_id": [str(QUERIES.index(q)) for q in QS], "doc_id": [str(DOCS.index(d)) for d in DS],
-                          "query": QS, "text": DS})
-    got = L.label_pairs(lab, prompt, pairs, None, progress=False)
-    np.testing.assert_allclose(got[L.label_columns(5)].to_numpy(), L.softmax(full), atol=1e-5)
+    # label_pairs gives the same labels; its plumbing does not depend on the dtype, so it is checked in float32 only
+    # (in float64 the 12 pairs once more are a quarter of the test's time)
+    if dtype == "float32":
+        import pandas as pd
+        pairs = pd.DataFrame({"query_id": [str(QUERIES.index(q)) for q in QS], "doc_id": [str(DOCS.index(d)) for d in DS],
+                              "query": QS, "text": DS})
+        got = L.label_pairs(lab, prompt, pairs, None, progress=False)
+        np.testing.assert_allclose(got[L.label_columns(5)].to_numpy(), L.softmax(full), atol=1e-5)
