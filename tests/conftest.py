@@ -128,7 +128,7 @@ def dag(request, tmp_path_factory, mirror):
 
 # Measurements of the run itself, not results: logs, every rule's benchmark file and the cost table built from them
 # (wall times differ from run to run by nature).
-NOT_RESULTS = {"logs", "benchmarks"}
+NOT_RESULTS = {"logs", "benchmarks", "provenance"}
 COST_FILES = {"cost.csv", "cost.md", "cost.pdf", "cost.png",
               # the agreement table carries each label job's pairs/s (a timing, like the cost table)
               "labels/agreement.csv", "labels/agreement.md", "labels/agreement.pdf", "labels/agreement.png"}

@@ -363,5 +363,9 @@ def test_a_damaged_or_truncated_index_file_is_refused_by_name(tmp_path, kind, na
     N.DocIndex.load(folder)  # whole again: loads
     del meta["files"][name]
     (folder / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(InputError, match=f"records no sha256 of {name}"):
+    with pytest.raises(N.DamagedIndex, match=f"records no sha256 of {name}"):
         N.DocIndex.load(folder)
+    assert folder.is_dir()  # refused, left where it is; the workflow's jobs set it aside:
+    with pytest.raises(N.DamagedIndex, match="moved aside to .*ix.damaged-"):
+        N.DocIndex.load(folder, set_aside=True)
+    assert not folder.exists() and len(list(tmp_path.glob("ix.damaged-*"))) == 1

@@ -81,3 +81,53 @@ def test_self_preference_is_recomputable_from_runs_qrels_and_labels(dag):
     assert set(n.xs("same_model", level="group")) == {2 * draws} and set(n.xs("other", level="group")) == {2 * draws}
     assert np.isfinite(pd.read_csv(dag / V / "labels/self_preference_gap.csv").gap).all()
     assert (dag / V / "labels/self_preference.png").stat().st_size > 10_000
+
+
+def test_a_damaged_index_is_refused_by_name_and_encoded_again_at_the_next_run(dag, tmp_path):
+    """A neural_run job that finds its index damaged (32 flipped bytes in vectors.npy) fails naming the file and
+    moves the index folder aside; the next run then finds neural_index's output missing and schedules it again.
+    On a copy of the shared run (the copy keeps mtimes: only what the damage concerns is rerun)."""
+    import shutil
+
+    from conftest import snakemake
+
+    for part in ("results", "resources", ".snakemake"):
+        shutil.copytree(dag / part, tmp_path / part, symlinks=True)
+    _, plan = _plan()
+    index = tmp_path / plan.neural_index("vaswani", "minilm-l6-v2")
+    f = index / "vectors.npy"
+    raw = bytearray(f.read_bytes())
+    raw[-40:-8] = bytes(b ^ 0xFF for b in raw[-40:-8])
+    f.write_bytes(bytes(raw))
+    target = f"{V}/runs/vaswani/minilm-l6-v2.run"
+    # --forcerun and --rerun-triggers take every value up to the next option: the target after --cores
+    out = snakemake(tmp_path, "--forcerun", "neural_run", "--rerun-triggers", "mtime", "--cores", "1", target,
+                    check=False)
+    assert out.returncode != 0
+    log = (tmp_path / f"{V}/logs/neural_run/vaswani/minilm-l6-v2.log").read_text()
+    rel = f.relative_to(tmp_path)  # the job's paths are relative to its working directory
+    assert f"{rel}: does not match the sha256 meta.json records" in log and f"moved aside to {index.relative_to(tmp_path)}.damaged-" in log, log[-2000:]
+    assert not index.exists() and len(list(index.parent.glob(f"{index.name}.damaged-*"))) == 1
+    dry = snakemake(tmp_path, "-n", "--rerun-triggers", "mtime", "--cores", "1", target).stdout
+    assert "neural_index" in dry and "neural_run" in dry, dry[-2000:]
+
+
+def test_every_population_run_has_its_ir_metadata(dag):
+    """runs/<collection>/ir-metadata/<system>.yml (ir_metadata 0.1, PRIMAD): the run's md5, the collection's
+    topics and qrels md5s, each ranking stage with its parameters, the code's commit; research goal and actor left
+    for the user."""
+    import hashlib
+
+    config, plan = _plan()
+    for s in plan.systems["vaswani"]:
+        meta = yaml.safe_load((dag / V / f"runs/vaswani/ir-metadata/{s}.yml").read_text())
+        run = (dag / V / f"runs/vaswani/{s}.run").read_bytes()
+        assert meta["tag"] == s and meta["data"]["run md5"] == hashlib.md5(run).hexdigest()
+        assert meta["data"]["test collection"]["qrels md5"] == hashlib.md5(
+            (dag / V / "collections/vaswani/qrels.txt").read_bytes()).hexdigest()
+        assert meta["method"]["depth"] == config["retrieval"]["depth"]
+        assert [st["name"] for st in meta["method"]["retrieval"]] == s.split("+")
+        assert set(meta) >= {"platform", "research goal", "implementation", "method", "actor", "data"}
+    rr = yaml.safe_load((dag / V / "runs/vaswani/ir-metadata/bm25_k1-0.9_b-0.75+minilm-l6-v2-rerank_k-10.yml")
+                        .read_text())["method"]["retrieval"]
+    assert rr[1]["params"] == {"k": 10} and rr[1]["reranks"] == "bm25_k1-0.9_b-0.75"

@@ -86,7 +86,8 @@ def test_figures_rebuild_alone(dag):
     figure whose rebuild pulled in any other job — an upstream rule, a second figure — fails the job count."""
     targets = [f"{V}/{f}" for f in FIGURES if (dag / V / f).exists()]
     assert len(targets) == len(FIGURES), sorted(set(FIGURES) - {t.removeprefix(f"{V}/") for t in targets})
-    rules = collections.Counter(summary(dag)[t][0] for t in targets)
+    table = summary(dag)
+    rules = collections.Counter(table[t][0] for t in targets)
     assert len(rules) == len(targets)  # five different rules
     p = snakemake(dag, "-n", "-f", *targets)
     assert job_stats(p.stdout + p.stderr) == rules
@@ -99,3 +100,16 @@ def test_figures_rebuild_alone(dag):
     assert f"{len(targets)} of {len(targets)} steps (100%) done" in out
     for t in targets:
         assert (dag / t).read_bytes() == before[t], f"{t} rebuilt with different bytes"
+    # the targeted build left its provenance: the newest record lists what it wrote (the figures and their
+    # siblings, nothing else of the version) with each file's md5, and the command that asked for them
+    import hashlib
+    import json
+
+    record = json.loads(max((dag / V / "provenance").glob("*.json")).read_text())
+    made = record["outputs_md5"]
+    for t in targets:
+        rel = t.removeprefix(f"{V}/")
+        assert made[rel] == hashlib.md5(before[t]).hexdigest(), rel
+    assert {table[f"{V}/{rel}"][0] for rel in made} == set(rules), sorted(made)  # those rules' files only
+    assert all(t in record["run"]["command"] for t in targets)
+    assert record["project"]["name"] == "irrepro" and record["config"]["version"] == "test"

@@ -3,9 +3,11 @@
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 
+from irrepro.core.provenance import record_run
 from irrepro.core.trec import run_files
 from irrepro.labels.stage import job_threads as _label_threads
 from irrepro.datasets.integrity import verify_artifact_cache
@@ -26,6 +28,8 @@ os.environ.update(
 )
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+# when this run began: its record (provenance.smk, onsuccess) lists the result files written since
+RUN_STARTED = time.time()
 
 # Validate against the schemas (workflow/schemas/), filling defaults; an error names the dotted key in one line.
 validate_config(config, SCHEMAS)
@@ -83,6 +87,7 @@ def spine_targets():
     t = [f"{V}/scores/{c}.tsv" for c in ALL_SCORED]
     t += [f"{V}/tables/population_{c}.csv" for c in COLLECTIONS]
     t += [f"{V}/figures/population_{c}.png" for c in COLLECTIONS]
+    t += [f"{V}/runs/{c}/ir-metadata/{s}.yml" for c in COLLECTIONS for s in SYSTEMS[c]]
     t += [f"{V}/provenance.json"]
     return t
 

@@ -20,3 +20,10 @@ rule provenance:
         home=f"{RES}/ir_datasets",
     script:
         "../scripts/provenance.py"
+
+
+# Every run that builds something, a targeted one (`snakemake <file>`) too, leaves a record of what it built and
+# how: results/<version>/provenance/<UTC time>-<pid>.json (irrepro.core.provenance.record_run).
+onsuccess:
+    if workflow.is_main_process:
+        record_run(V, RUN_STARTED, config)

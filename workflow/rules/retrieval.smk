@@ -1,4 +1,5 @@
 # Index every collection with PISA and run the system population on it.
+from irrepro.plan import rule_names as _rule_names
 
 
 rule index:
@@ -126,3 +127,34 @@ rule neural_run:
         home=f"{RES}/ir_datasets",
     script:
         "../scripts/neural_run.py"
+
+
+# ir_metadata (PRIMAD, https://www.ir-metadata.org) beside every population run, one job per collection (its outputs
+# are that collection's systems): runs/<collection>/ir-metadata/<system>.yml (irrepro.core.irmetadata).
+_RUN_METADATA_RULES = _rule_names(COLLECTIONS, "run_metadata")
+for collection in COLLECTIONS:
+
+    rule:
+        name:
+            _RUN_METADATA_RULES[collection]
+        input:
+            runs=runs_of(collection),
+            topics=f"{V}/collections/{collection}/topics.tsv",
+            qrels=f"{V}/collections/{collection}/qrels.txt",
+        output:
+            [f"{V}/runs/{collection}/ir-metadata/{s}.yml" for s in SYSTEMS[collection]],
+        log:
+            f"{V}/logs/run_metadata/{collection}.log",
+        benchmark:
+            f"{V}/benchmarks/run_metadata/{collection}.tsv"
+        conda:
+            "../envs/irrepro.yaml"
+        threads: 1
+        params:
+            collection=collection,
+            systems=SYSTEMS[collection],
+            dataset=config["collections"][collection]["ir_datasets"],
+            depth=config["retrieval"]["depth"],
+            neural_models=sorted({m for s in NEURAL.get(collection, []) for m in PLAN.neural_models(collection, s)}),
+        script:
+            "../scripts/run_metadata.py"

@@ -46,6 +46,16 @@ for collection, _measures in STATS_MEASURES.items():
                 )
                 for measure in _measures
             ],
+            # every measure in one table (pt.Experiment's layout): CSV, Markdown and a booktabs LaTeX table
+            summary_csv=f"{V}/stats/{collection}/summary.csv",
+            summary_md=report(
+                f"{V}/stats/{collection}/summary.md",
+                caption="../report/stats/compare.rst",
+                category="Comparing systems",
+                subcategory=collection,
+                labels={"collection": collection, "measure": "all", "item": "summary"},
+            ),
+            summary_tex=f"{V}/stats/{collection}/summary.tex",
         log:
             f"{V}/logs/stats_compare/{collection}.log",
         benchmark:

@@ -15,7 +15,7 @@ with log_to(sm.log[0]) as log:
     models, indexes = {}, {}
     for m, settings in sm.params.settings.items():
         models[m] = neural.load_model(m, threads=sm.threads, **settings)
-        indexes[m] = neural.DocIndex.load(sm.input[f"index_{m}"], models[m])
+        indexes[m] = neural.DocIndex.load(sm.input[f"index_{m}"], models[m], set_aside=True)
     if system.neural_first:
         run = neural.search(models[system.first], indexes[system.first], topics, sm.params.depth)
     else:

@@ -14,7 +14,13 @@ PACKAGES = ["irrepro", "numpy", "scipy", "pandas", "matplotlib", "snakemake", "i
             "pytrec-eval-terrier", "pyndeval", "pyterrier", "pyterrier-pisa", "torch", "transformers"]
 
 
-def git_commit(cwd=".") -> dict:
+#: the repository irrepro runs from (src/irrepro/core -> the root), whatever the working directory of the run
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def git_commit(cwd=SOURCE) -> dict:
+    """``commit`` (HEAD) and ``dirty`` (tracked files differ from it) of the repository at ``cwd`` (default: the one
+    irrepro's code is in), and its ``origin`` URL; None each where it is no git work tree."""
     def git(*args):
         try:
             return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
@@ -22,7 +28,8 @@ def git_commit(cwd=".") -> dict:
             return ""
     commit = git("rev-parse", "HEAD")
     dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    return {"commit": commit or None, "dirty": dirty if commit else None}
+    return {"commit": commit or None, "dirty": dirty if commit else None,
+            "origin": (git("config", "--get", "remote.origin.url") or None) if commit else None}
 
 
 def package_versions(names=PACKAGES) -> dict:
@@ -63,3 +70,37 @@ def build_provenance(config: dict, input_files=(), extra: dict | None = None) ->
         "inputs_md5": files,
         **(extra or {}),
     }
+
+
+#: folders of a results version that hold records of runs, not results
+RECORD_FOLDERS = ("logs", "benchmarks", "provenance")
+
+
+def record_run(results_dir, started: float, config: dict, command=None, now: float | None = None):
+    """The provenance of one Snakemake run that built something, a targeted build (``snakemake <file>``) too:
+    ``<results_dir>/provenance/<UTC time>-<pid>.json`` with the code (version, git commit, whether the work tree
+    differed from it), Python, platform, packages, the config and its seeds, the command, the run's start and end,
+    and the md5 of every result file written since ``started`` (epoch seconds; logs, benchmarks and these records
+    left out). Nothing is written (None returned) when the run wrote no result file."""
+    import json
+    import time
+    from datetime import datetime, timezone
+    from pathlib import Path
+
+    root = Path(results_dir)
+    now = time.time() if now is None else now
+    made = sorted(p for p in root.rglob("*") if p.is_file() and p.stat().st_mtime >= started
+                  and not set(p.relative_to(root).parts[:1]) & set(RECORD_FOLDERS))
+    if not made:
+        return None
+    stamp = datetime.fromtimestamp(now, timezone.utc)
+    record = {"run": {"command": list(sys.argv if command is None else command),
+                      "started": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+                      "finished": stamp.isoformat(timespec="seconds"), "cwd": os.getcwd()},
+              **build_provenance(config),
+              "outputs_md5": {str(p.relative_to(root)): md5sum(p) for p in made}}
+    record.pop("inputs_md5")
+    out = root / "provenance" / f"{stamp:%Y%m%dT%H%M%SZ}-{os.getpid()}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    return out

@@ -47,6 +47,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -468,6 +469,10 @@ def load_model(name: str, threads: int | None = None, batch_size: int = 32, **kw
 INDEX_FORMAT = 3
 
 
+class DamagedIndex(InputError):
+    """A neural document index whose files are not what its ``meta.json`` records (or that has none)."""
+
+
 @dataclass
 class DocIndex:
     """Every document's encoding by one model: ``vectors`` ((n, dim) float ndarray, or a float32 csr matrix
@@ -514,32 +519,44 @@ class DocIndex:
         return folder
 
     @classmethod
-    def load(cls, folder, model: Encoder | None = None) -> "DocIndex":
+    def load(cls, folder, model: Encoder | None = None, *, set_aside: bool = False) -> "DocIndex":
         """Read an index written by :meth:`save`; with ``model``, an index made by another model (weights or
-        settings) is refused."""
+        settings) is refused. A damaged index (no or another format's ``meta.json``, an array file missing or not
+        matching the sha256 it records) raises :class:`DamagedIndex`; with ``set_aside`` its folder is first renamed
+        ``<folder>.damaged-<pid>-<time>`` (kept for a look, never read again), so that the workflow finds the
+        index missing and encodes the documents again at its next run."""
+        try:
+            return cls._load(Path(folder), model)
+        except DamagedIndex as e:
+            if not set_aside or not Path(folder).is_dir():
+                raise DamagedIndex(f"{e}; delete the folder to encode the documents again") from e
+            aside = Path(folder).with_name(f"{Path(folder).name}.damaged-{os.getpid()}-{int(time.time())}")
+            os.rename(folder, aside)
+            raise DamagedIndex(f"{e}; the index was moved aside to {aside}: the next run encodes the documents "
+                               "again") from e
+
+    @classmethod
+    def _load(cls, folder: Path, model: Encoder | None) -> "DocIndex":
         import scipy.sparse as sp
 
-        folder = Path(folder)
         meta_path = folder / "meta.json"
         if not meta_path.is_file():
-            raise InputError("no meta.json: not a neural document index, or an incomplete one", path=folder)
+            raise DamagedIndex("no meta.json: not a neural document index, or an incomplete one", path=folder)
         meta = json.loads(meta_path.read_text())
         if meta.get("format") != INDEX_FORMAT:
-            raise InputError(f"index format {meta.get('format')!r}, expected {INDEX_FORMAT} (delete the folder to "
-                             "encode the documents again)", path=meta_path)
+            raise DamagedIndex(f"index format {meta.get('format')!r}, expected {INDEX_FORMAT}", path=meta_path)
         names = ["doc_ids.npy"] + (["data.npy", "indices.npy", "indptr.npy"] if meta["kind"] == "sparse"
                                    else ["vectors.npy"])
         recorded = meta.get("files") or {}
         for name in names:
             f = folder / name
             if name not in recorded:
-                raise InputError(f"meta.json records no sha256 of {name}: an incomplete index (delete the folder to "
-                                 "encode the documents again)", path=meta_path)
+                raise DamagedIndex(f"meta.json records no sha256 of {name}: an incomplete index", path=meta_path)
             if not f.is_file():
-                raise InputError("missing: a damaged index (delete the folder to encode the documents again)", path=f)
+                raise DamagedIndex("missing: a damaged index", path=f)
             if file_sha256(f) != recorded[name]:
-                raise InputError(f"does not match the sha256 meta.json records for it ({recorded[name][:12]}…): a "
-                                 "damaged or edited index; delete the folder to encode the documents again", path=f)
+                raise DamagedIndex(f"does not match the sha256 meta.json records for it ({recorded[name][:12]}…): "
+                                   "a damaged or edited index", path=f)
 
         def array(name):
             try:

@@ -68,18 +68,35 @@ def experiment(runs, qrels, *, baseline: str | None = None, measures=None, test:
     settings = {"tests": [test], "corrections": [correction], "alpha": alpha, "n_permutations": n_permutations,
                 "n_bootstrap": n_bootstrap, "seed": seed, "baseline": baseline}
     order = ([baseline] if baseline else []) + [s for s in names if s != baseline]
-    table = pd.DataFrame({"system": order})
-    frames = []
+    comparisons = {}
     for m in measures:
         r = compare_measure(scores, collection, m, settings)  # the stats_compare job's own call (its seeds)
         if r.summary is None:
             raise InputError(f"{collection}, {m}: {r.notes[0]}")
-        means = pd.concat([r.table.set_index("system_a").mean_a, r.table.set_index("system_b").mean_b])
+        comparisons[m] = r
+    table = experiment_table(comparisons, order, baseline=baseline, test=test, correction=correction)
+    pairs = (pd.concat([r.table.assign(measure=m) for m, r in comparisons.items()], ignore_index=True)
+             if baseline is not None else pd.DataFrame())
+    return table, pairs, scores
+
+
+def experiment_table(comparisons: dict, order, *, baseline: str | None = None, test: str = "t",
+                     correction: str = "holm") -> pd.DataFrame:
+    """The table of :func:`experiment` from comparisons already made (``{measure: Comparison}`` of
+    :func:`irrepro.stats.stage.compare_measure`, as the stats stage makes them): one row per system of ``order``,
+    per measure its mean and, against ``baseline``, the rows of ``test`` under ``correction`` (a comparison made
+    with several tests, corrections or baselines keeps those)."""
+    table = pd.DataFrame({"system": list(order)})
+    for m, r in comparisons.items():
+        t = r.table
+        means = pd.concat([t.set_index("system_a").mean_a, t.set_index("system_b").mean_b])
         table[m] = means.groupby(level=0).first().reindex(order).to_numpy()
         if baseline is None:
             continue
-        p = r.table.assign(measure=m)
-        frames.append(p)
+        p = t[(t.system_b == baseline) & (t.test == test) & (t.correction == correction)]
+        if p.empty:
+            raise InputError(f"{m}: no comparison with baseline {baseline!r} under the {test} test and {correction} "
+                             f"(tests {sorted(set(t.test))}, corrections {sorted(set(t.correction.dropna()))})")
         by = p.set_index("system_a").reindex(order)
         table[f"{m} Δ"] = by.delta.to_numpy()
         table[f"{m} p"] = by.p_value.to_numpy()
@@ -87,8 +104,7 @@ def experiment(runs, qrels, *, baseline: str | None = None, measures=None, test:
         table[f"{m} d_z"] = by.effect_size.to_numpy()
         sig = by.significant.fillna(False).astype(bool).to_numpy()
         table[f"{m} sig"] = [MARKS[(d > 0) - (d < 0)] if s else "" for d, s in zip(by.delta.fillna(0), sig)]
-    pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return table, pairs, scores
+    return table
 
 
 #: LaTeX's special characters in text and what stands for each
@@ -129,3 +145,33 @@ def to_latex(table: pd.DataFrame, measures, *, baseline: str | None, test: str, 
                     f"with it, $\\alpha = {alpha:g}$).")
     lines += [rf"\caption{{{caption}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
+
+
+def stage_summary(comparisons: dict, settings: dict, collection: str) -> tuple[pd.DataFrame, str, str]:
+    """The stats stage's combined table of one collection (every measure in one table, pt.Experiment's layout):
+    ``(csv frame, Markdown, LaTeX)``. Without baselines the means of every system; with baselines (``stats.baseline``)
+    one table per baseline (the frame's ``baseline`` column) under the first of ``stats.tests`` other than the
+    Tukey HSD and the first of ``stats.corrections``. ``comparisons``: ``{measure: Comparison}`` with a summary
+    (none: a table of no rows that says so)."""
+    from irrepro.core.io import to_markdown
+    from irrepro.stats.compare import baselines
+
+    if not comparisons:
+        return pd.DataFrame({"system": []}), f"No comparison of {collection}: no measure compares two systems.\n", ""
+    systems = next(iter(comparisons.values())).systems
+    bases = baselines(settings.get("baseline")) or [None]
+    test = next((t for t in settings["tests"] if t != "tukey"), "t")
+    correction = settings["corrections"][0]
+    frames, md, tex = [], [], []
+    measures = list(comparisons)
+    for b in bases:
+        order = ([b] if b else []) + [s for s in systems if s != b]
+        t = experiment_table(comparisons, order, baseline=b, test=test, correction=correction)
+        frames.append(t.assign(baseline=b or "") if b else t)
+        head = (f"All measures of {collection}: mean over topics" + (
+            f"; against baseline {b}: Δ = system − baseline, p of the paired {test} test, p {correction}-corrected "
+            f"over the {len(order) - 1} systems compared with it, Cohen's d_z; ▲ / ▼ significantly better / worse "
+            f"at α = {settings['alpha']:g}" if b else "") + ".")
+        md.append(f"{head}\n\n{to_markdown(t, '{:.4g}')}")
+        tex.append(to_latex(t, measures, baseline=b, test=test, correction=correction, alpha=settings["alpha"]))
+    return pd.concat(frames, ignore_index=True), "\n\n".join(md) + "\n", "\n".join(tex)
