@@ -369,3 +369,11 @@ def test_a_damaged_or_truncated_index_file_is_refused_by_name(tmp_path, kind, na
     with pytest.raises(N.DamagedIndex, match="moved aside to .*ix.damaged-"):
         N.DocIndex.load(folder, set_aside=True)
     assert not folder.exists() and len(list(tmp_path.glob("ix.damaged-*"))) == 1
+
+
+def test_a_gpu_device_without_a_gpu_is_refused_naming_the_key():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here")
+    with pytest.raises(InputError, match=r"population\.neural\.models\.minilm-l6-v2\.device: cuda:0, but torch"):
+        N.load_model("minilm-l6-v2", device="cuda:0")

@@ -196,6 +196,8 @@ def test_neural_index_key_follows_documents_weights_and_settings_not_systems():
     assert neural_index_key(d, "vaswani", "minilm-l6-v2") != k
     d["population"]["neural"]["models"]["minilm-l6-v2"] = {"batch_size": 16}
     assert neural_index_key(d, "vaswani", "minilm-l6-v2") != k
+    d["population"]["neural"]["models"]["minilm-l6-v2"] = {"device": "cpu", "batch_size": 32}  # the defaults
+    assert neural_index_key(d, "vaswani", "minilm-l6-v2") == k
     d = copy.deepcopy(c)
     d["population"]["neural"]["max_docs"] = 2000
     assert neural_index_key(d, "vaswani", "minilm-l6-v2") != k
@@ -217,6 +219,30 @@ def test_neural_system_errors_name_the_key(systems, match):
     classic = resolve(_config(), check_ids=False).systems["dl19-pool"]
     with pytest.raises(InputError, match=r"population.neural.systems\[0\].*" + f"({match})"):
         neural_systems(c, classic)
+
+
+def test_an_encoder_on_a_gpu_is_keyed_by_its_device_and_batches_more():
+    """population.neural.models.<m>.device: a GPU's float32 encodings differ from a CPU's in their last bits, so
+    the device enters the key (the CPU, the default, does not: existing keys stay); 256 texts a batch there unless
+    batch_size says otherwise; a model without a device setting, and a bfloat16 key this machine cannot tell, are
+    refused naming the key."""
+    from irrepro.plan import neural_settings
+
+    c = _config()
+    k = neural_index_key(c, "vaswani", "minilm-l6-v2")
+    c["population"]["neural"]["models"]["minilm-l6-v2"] = {"device": "cuda"}
+    assert neural_settings(c, "minilm-l6-v2") == {"batch_size": 256, "dtype": "float32", "device": "cuda"}
+    assert neural_index_key(c, "vaswani", "minilm-l6-v2") != k
+    c["population"]["neural"]["models"]["minilm-l6-v2"] = {"device": "cuda:1", "batch_size": 64}
+    assert neural_settings(c, "minilm-l6-v2") == {"batch_size": 64, "dtype": "float32", "device": "cuda:1"}
+    c["population"]["neural"]["models"] = {"e5-small": {"device": "cuda"}}
+    with pytest.raises(InputError, match=r"population\.neural\.models\.e5-small\.device"):
+        neural_settings(c, "e5-small")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        c["population"]["neural"]["models"] = {"minilm-l6-v2": {"device": "cuda", "dtype": "bfloat16"}}
+        with pytest.raises(InputError, match=r"population\.neural\.models\.minilm-l6-v2: bfloat16 on cuda"):
+            neural_settings(c, "minilm-l6-v2")
 
 
 def test_neural_collection_and_dtype_errors():

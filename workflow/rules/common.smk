@@ -70,6 +70,12 @@ def _alt(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
+def neural_gpus(models):
+    """The Snakemake resource ``gpu`` of a neural job: 1 where one of its models encodes on a GPU
+    (population.neural.models.<model>.device), which the SLURM executor submits as ``--gpus=1``."""
+    return int(any(neural_settings(config, m).get("device", "cpu") != "cpu" for m in models))
+
+
 def neural_run_inputs(wc):
     """A neural system's inputs: the document encodings of each model it uses, and the run file of its first
     stage when that is a population (PISA) system."""

@@ -86,6 +86,7 @@ rule neural_index:
     resources:
         mem_mb=4000,
         runtime=120,
+        gpu=lambda wc: neural_gpus([wc.model]),
     params:
         dataset=lambda wc: config["collections"][wc.collection]["ir_datasets"],
         settings=lambda wc: neural_settings(config, wc.model),
@@ -118,6 +119,7 @@ rule neural_run:
     resources:
         mem_mb=3000,
         runtime=30,
+        gpu=lambda wc: neural_gpus(PLAN.neural_models(wc.collection, wc.system)),
     params:
         settings=lambda wc: {m: neural_settings(config, m) for m in PLAN.neural_models(wc.collection, wc.system)},
         depth=config["retrieval"]["depth"],

@@ -456,9 +456,20 @@ DTYPES = ("float32", "bfloat16")
 
 
 def load_model(name: str, threads: int | None = None, batch_size: int = 32, **kw) -> Encoder:
-    """The encoder of :data:`MODELS` ``name`` (its files checked)."""
+    """The encoder of :data:`MODELS` ``name`` (its files checked). A ``device`` of a GPU this machine's torch does
+    not see is an error naming the config key, before any weight is loaded."""
     if name not in MODELS:
         raise InputError(f"unknown neural model {name!r}; models: {sorted(MODELS)}")
+    device = str(kw.get("device", "cpu"))
+    if device.startswith("cuda"):
+        import torch
+
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.partition(":")[2] or 0)
+        if index >= n:
+            raise InputError(f"config key population.neural.models.{name}.device: {device}, but torch "
+                             f"{torch.__version__} sees {n} GPU(s) here: run the job on a GPU node (its `gpu` "
+                             "resource asks SLURM for one) or encode on the cpu")
     return MODELS[name](threads=threads, batch_size=batch_size, **kw)
 
 
