@@ -1,4 +1,4 @@
-"""Intervals around any run's metric with few human-labelled queries (irrepro.papers.ci.systems / planning): PPI's
+"""Intervals around any run's metric with few human-labelled queries (irrepro.papers.ci.systems / sample_size): PPI's
 coverage on synthetic data with a known truth, the no-signal fallback, PPI++'s λ, the calibration mapping fitted on
 the labelled queries only, and the systems table on small runs against ir_measures."""
 import copy
@@ -11,7 +11,7 @@ from scipy import stats
 from irrepro.core.evaluation import evaluate_run
 from irrepro.errors import InputError
 from irrepro.labels import calibrate as C
-from irrepro.papers.ci import finite, planning, systems
+from irrepro.papers.ci import finite, sample_size, systems
 from irrepro.papers.ci.bootstrap import bootstrap_ci
 from irrepro.papers.ci.calibration import calibrate_crc, crc_interval
 from irrepro.papers.ci.experiment import covers
@@ -296,8 +296,8 @@ def test_planning_widths_and_n_needed_agree_with_the_intervals():
     yt, yp, yu = yt[0], yp[0], yu[0]
     pa = np.concatenate([yp, yu])
     N = pa.size
-    terms = planning.variance_terms(yt, yp, pa)
-    curve = planning.width_curve(terms, [40, N], N, alpha=0.05)
+    terms = sample_size.variance_terms(yt, yp, pa)
+    curve = sample_size.width_curve(terms, [40, N], N, alpha=0.05)
     for lam, meth in ((1.0, "ppi"), ("tuned", "ppi++")):
         ci = finite.ppi_interval(yt, yp, pa, 0.05, lam=lam)
         w = curve[(curve.method == meth) & (curve.m == 40)].width.iloc[0]
@@ -305,22 +305,22 @@ def test_planning_widths_and_n_needed_agree_with_the_intervals():
         assert np.isclose(w, ci.high - ci.low, rtol=1e-12 if meth == "ppi" else 0.1), (meth, w, ci)
     assert (curve[curve.m == N].width == 0).all()
     ci = finite.ppi_interval(yt, yp, pa, 0.05)
-    need = planning.n_needed(terms, float(ci.high - ci.low) * (1 + 1e-9), N, alpha=0.05)
+    need = sample_size.n_needed(terms, float(ci.high - ci.low) * (1 + 1e-9), N, alpha=0.05)
     assert need["ppi"] == 40
     assert need["bootstrap"] > need["ppi"]
-    assert planning.n_needed(terms, 1e-6, N)["ppi"] == N
+    assert sample_size.n_needed(terms, 1e-6, N)["ppi"] == N
 
 
 def test_plan_markdown_keeps_every_row_and_says_what_the_target_is():
     need = pd.DataFrame([{"system": "bm25", "measure": "DCG@10", "target_relative": rw, "target_width": rw * 2.0,
                           "method": meth, "n_needed": k, "n": 10, "N": 93, "width_at_n": 0.8}
                          for rw, meth, k in ((0.1, "ppi", 54.0), (0.1, "bootstrap", 90.0), (0.3, "crc", 11.0))])
-    md = planning.plan_markdown(need, "vaswani", alpha=0.05)
+    md = sample_size.plan_markdown(need, "vaswani", alpha=0.05)
     rows = [line for line in md.splitlines() if line.startswith("| bm25 ")]
     assert len(rows) == 3 and "| 54 |" in rows[0] and "| 90 |" in rows[1] and rows[2].endswith("| 0.8 |")
     assert "n = 10 labelled" in md and "mean over the N = 93 queries" in md and "95% interval" in md
     assert "(1 − m/N)" in md and "at most N" in md
-    assert "90% interval" in planning.plan_markdown(need, "vaswani", alpha=0.1)
+    assert "90% interval" in sample_size.plan_markdown(need, "vaswani", alpha=0.1)
 
 
 def test_systems_markdown_names_each_estimate_and_shows_crc_centre(tmp_path):
@@ -515,10 +515,10 @@ def test_ppi_plus_plus_gives_no_interval_below_its_floor_and_is_never_planned_th
         else:
             assert np.isfinite([r["low"], r["high"]]).all() and r["low"] < r["high"] and r["note"] == "", r
         assert np.isfinite(rows["ppi"]["low"]) and rows["ppi"]["note"] == ""
-    terms = planning.variance_terms(d[:floor], dp[:floor], dp)
-    need = planning.n_needed(terms, 1e9, 100)
+    terms = sample_size.variance_terms(d[:floor], dp[:floor], dp)
+    need = sample_size.n_needed(terms, 1e9, 100)
     assert need == {"bootstrap": finite.BOOTSTRAP_MIN_QUERIES, "ppi": 2, "ppi++": floor}, need
-    curve = planning.width_curve(terms, [10, 30, floor, 60], 100).set_index(["method", "m"]).width
+    curve = sample_size.width_curve(terms, [10, 30, floor, 60], 100).set_index(["method", "m"]).width
     assert np.isnan(curve["ppi++", 30]) and np.isfinite(curve["ppi++", floor]) and np.isfinite(curve["ppi", 10])
     assert np.isnan(curve["bootstrap", 10]) and np.isfinite(curve["bootstrap", 30])
     with pytest.raises(InputError, match="unknown method"):

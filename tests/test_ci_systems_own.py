@@ -11,7 +11,7 @@ from scipy import stats
 
 from irrepro.core.evaluation import evaluate_run
 from irrepro.errors import InputError
-from irrepro.papers.ci import finite, planning, systems
+from irrepro.papers.ci import finite, sample_size, systems
 from irrepro.papers.ci.plan import resolve_systems, shares_model
 
 from test_ci_systems import _toy
@@ -194,7 +194,7 @@ def test_power_table_matches_the_normal_formula_and_shrinks_with_delta():
     table, diffs, per_query, bias = systems.evaluate_systems(runs, qrels, labels, lq, ["DCG@10"], n_boot=100,
                                                              n_batches=50)
     long = systems.systems_long(table, diffs, bias)
-    power = planning.difference_power(long, per_query, [0.05, 0.1, 0.3], alpha=0.05, power=0.8)
+    power = sample_size.difference_power(long, per_query, [0.05, 0.1, 0.3], alpha=0.05, power=0.8)
     assert set(power.method) == {"bootstrap", "ppi", "ppi++"} and set(power.system) == {"poor"}
     assert set(power.baseline) == {"good"}
     # bootstrap: the smallest m with (z_{1-α/2} + z_0.8)² (1 − m/N) s²/m <= Δ², s² the variance of the human
@@ -217,7 +217,7 @@ def test_power_table_matches_the_normal_formula_and_shrinks_with_delta():
     for meth in ("bootstrap", "ppi", "ppi++"):
         n = power[power.method == meth].n_needed.to_numpy()
         assert (np.diff(n) <= 0).all(), (meth, n)  # a larger difference needs no more queries
-    md = planning.power_markdown(power, "toy", 0.05)
+    md = sample_size.power_markdown(power, "toy", 0.05)
     assert md.count("| poor | good |") == len(power) and "80%" in md
 
 

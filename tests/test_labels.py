@@ -438,7 +438,7 @@ class Constant(L.Labeler):
 
 
 def test_a_labeler_giving_every_pair_the_same_distribution_is_refused(tmp_path):
-    from irrepro.labels.run import DEGENERATE_PAIRS
+    from irrepro.labels.labelling import DEGENERATE_PAIRS
 
     cache = tmp_path / "c.sqlite"
     with pytest.raises(L.LabelerError, match="do not depend on its input"):
@@ -458,7 +458,7 @@ def test_a_labeler_giving_every_pair_the_same_distribution_is_refused(tmp_path):
     with L.LabelCache(cache) as c:
         assert c.count(lab.cache_key) == 2 * DEGENERATE_PAIRS
     # nearly constant but not quite (one grade of the first pair labelled moves by 10x the tolerance): accepted
-    from irrepro.labels.run import DEGENERATE_TOLERANCE
+    from irrepro.labels.labelling import DEGENERATE_TOLERANCE
 
     class Almost(Constant):
         name = "almost"

@@ -48,7 +48,7 @@ def model_dir():
 @pytest.fixture(scope="module")
 def pairs(irds_home):
     """8 vaswani pairs: 4 queries x (1 judged for it + 1 judged for the next query), texts from ir_datasets: as
-    many as the degeneracy check needs to decide (:data:`irrepro.labels.run.DEGENERATE_PAIRS`), each pair's label
+    many as the degeneracy check needs to decide (:data:`irrepro.labels.labelling.DEGENERATE_PAIRS`), each pair's label
     through the server costing about as much as the server's start."""
     import ir_datasets
 

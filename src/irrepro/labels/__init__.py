@@ -28,7 +28,7 @@ config mapping such as ``{"backend": "smollm2"}``.
 
 Modules: :mod:`~irrepro.labels.base` (interface, softmax, label columns), one backend each in
 :mod:`~irrepro.labels.hf`, :mod:`~irrepro.labels.smollm2`, :mod:`~irrepro.labels.openai`, :mod:`~irrepro.labels.file`,
-:mod:`~irrepro.labels.hash`; :mod:`~irrepro.labels.cache`, :mod:`~irrepro.labels.run` (:func:`label_pairs`),
+:mod:`~irrepro.labels.hash`; :mod:`~irrepro.labels.cache`, :mod:`~irrepro.labels.labelling` (:func:`label_pairs`),
 :mod:`~irrepro.labels.factory` (:func:`make_labeler`), :mod:`~irrepro.labels.plan` (the config of the stage),
 :mod:`~irrepro.labels.stage` and :mod:`~irrepro.labels.shards` (the rules' steps, single job or scatter/gather),
 :mod:`~irrepro.labels.prompts`, :mod:`~irrepro.labels.prefix` (shared prompt prefixes of causal models, computed
@@ -48,7 +48,7 @@ from irrepro.labels.hash import HashLabeler
 from irrepro.labels.hf import HFLabeler
 from irrepro.labels.openai import OpenAILabeler
 from irrepro.labels.prompts import PROMPTS, Prompt, get_prompt
-from irrepro.labels.run import PAIR_COLUMNS, label_pairs
+from irrepro.labels.labelling import PAIR_COLUMNS, label_pairs
 from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_gguf_path, smollm2_labeler
 
 __all__ = [

@@ -5,7 +5,7 @@ A labeler maps a (query q, document d) pair and a prompt with grade suffixes s_0
     P(r | q, d) = softmax_r( log P_LLM(s_r | prompt(q, d)) ),    r = 0..G-1
 
 (:func:`softmax`); label tables hold it in the columns :func:`label_columns`; :func:`expected_grade` is
-E[r] = Σ_r r · p_r. Optional packages a backend needs are imported through :func:`_require`, which raises
+E[r] = Σ_r r · p_r. Optional packages a backend needs are imported through :func:`require`, which raises
 :class:`MissingPackageError` saying how to install them.
 """
 from __future__ import annotations
@@ -26,14 +26,14 @@ class MissingPackageError(ImportError):
     """An optional package a labeler backend needs is not installed (the message says how to install it)."""
 
 
-def _require(module: str, hint: str):
+def require(module: str, hint: str):
     try:
         return importlib.import_module(module)
     except ImportError as e:
         raise MissingPackageError(f"{module} is not installed: {hint} ({e})") from None
 
 
-_HINTS = {
+HINTS = {
     "torch": "pip install torch==2.13.0 (a CPU build here; elsewhere pick the build for your machine at "
              "https://pytorch.org — a bare `pip install torch` may pull a multi-GB CUDA build)",
     "transformers": "pip install 'irrepro[llm]'",
@@ -108,8 +108,8 @@ class Labeler(abc.ABC):
     batch_size: int = 8
     #: a hash of the weights a local model was loaded from (None: a remote model or no model)
     weights_id: str | None = None
-    #: whether :func:`~irrepro.labels.run.label_pairs` refuses the labeler when pairs of different texts all get the
-    #: same distribution (:class:`~irrepro.labels.run.DegeneracyCheck`); False for labelers that read ids, not texts
+    #: whether :func:`~irrepro.labels.labelling.label_pairs` refuses the labeler when pairs of different texts all get the
+    #: same distribution (:class:`~irrepro.labels.labelling.DegeneracyCheck`); False for labelers that read ids, not texts
     #: (a label file may give every pair the same grade)
     check_degenerate: bool = True
 
@@ -131,7 +131,7 @@ class Labeler(abc.ABC):
         return f"{key}#{settings_hash(settings)}" if settings else key
 
     def order_key(self, query: str, doc: str):
-        """Where :func:`~irrepro.labels.run.label_pairs` puts a pair in its labelling order (ascending): shortest
+        """Where :func:`~irrepro.labels.labelling.label_pairs` puts a pair in its labelling order (ascending): shortest
         texts first, less padding in a batch."""
         return len(query) + len(doc)
 

@@ -2,7 +2,7 @@
 
 :func:`gemm_peak` is the peak: GFLOP/s of a square float32 ``torch.matmul`` on the labeler's thread count.
 :func:`bench_labeler` labels the same pairs under each ``share_prefix`` mode (``"batch"``: only the prefix
-common to the prompts of one call), in the order and the calls of :func:`~irrepro.labels.run.label_pairs`, and reports per mode: pairs/s, tokens computed per pair, and the achieved rate
+common to the prompts of one call), in the order and the calls of :func:`~irrepro.labels.labelling.label_pairs`, and reports per mode: pairs/s, tokens computed per pair, and the achieved rate
 
     achieved = 2 · N · T / t  (GFLOP/s),
 
@@ -12,7 +12,7 @@ the wall time; achieved / peak is the fraction of the GEMM peak the labeler reac
 modes' log-probabilities and labels are compared with the first mode's.
 
 A bi-encoder (:class:`~irrepro.labels.encoder.BiEncoderLabeler`) has no prompt modes: :func:`bench_encoder`
-loads it (timed), encodes the pairs in :func:`~irrepro.labels.run.label_pairs`' order and reports pairs/s with and
+loads it (timed), encodes the pairs in :func:`~irrepro.labels.labelling.label_pairs`' order and reports pairs/s with and
 without the load and the same achieved rate, T being the word pieces encoded (padding excluded; each query once),
 against the GEMM peak in the labeler's dtype.
 
@@ -62,7 +62,7 @@ def non_embedding_params(model) -> int:
 
 
 def _ordered(pairs: pd.DataFrame) -> list[int]:
-    """The order of :func:`~irrepro.labels.run.label_pairs`: shortest query + text first."""
+    """The order of :func:`~irrepro.labels.labelling.label_pairs`: shortest query + text first."""
     q, t = pairs["query"].astype(str).tolist(), pairs["text"].astype(str).tolist()
     return sorted(range(len(pairs)), key=lambda i: len(q[i]) + len(t[i]))
 

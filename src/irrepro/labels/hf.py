@@ -9,7 +9,7 @@ import numpy as np
 
 from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
-from irrepro.labels.base import _HINTS, Labeler, _check_lengths, _require, check_log_scores, softmax
+from irrepro.labels.base import HINTS, Labeler, _check_lengths, require, check_log_scores, softmax
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
 from irrepro.labels.prompts import Prompt, get_prompt
 
@@ -112,8 +112,8 @@ class HFLabeler(Labeler):
                  threads: int | None = None, share_prefix: bool | str = True, revision: str | None = None,
                  trust_remote_code: bool = False, weights_id: str | None = None,
                  model_obj=None, tokenizer=None):
-        transformers = _require("transformers", _HINTS["transformers"])
-        torch = _require("torch", _HINTS["torch"])
+        transformers = require("transformers", HINTS["transformers"])
+        torch = require("torch", HINTS["torch"])
         if kind not in ("auto", "causal", "seq2seq"):
             raise InputError(f"labeler kind {kind!r}: expected one of auto, causal, seq2seq")
         if int(batch_size) < 1:
@@ -135,8 +135,8 @@ class HFLabeler(Labeler):
 
         load_kw = {}
         if gguf_file:
-            _require("gguf", _HINTS["gguf"])
-            _require("accelerate", _HINTS["accelerate"])
+            require("gguf", HINTS["gguf"])
+            require("accelerate", HINTS["accelerate"])
             load_kw["gguf_file"] = gguf_file
         if revision:
             load_kw["revision"] = revision

@@ -444,7 +444,7 @@ def label_score_tables(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, la
     """
     from irrepro.papers.ci import systems as ci
     from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
-    from irrepro.papers.ci.ranking import label_columns
+    from irrepro.papers.ci.ranking import grade_columns
 
     if not runs:
         raise InputError("label_score_tables: no runs")
@@ -454,14 +454,14 @@ def label_score_tables(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, la
         raise InputError("label_score_tables: measures is empty")
     parsed = {m: ci.parse_measure(m) for m in measures}
     queries = ci.judged_queries(qrels)
-    ci.check_grade_scale(qrels, len(label_columns(labels)))
+    ci.check_grade_scale(qrels, len(grade_columns(labels)))
     names = [str(s) for s in runs]
     top = max(k for _, k in parsed.values())
     runs = {n: _cut(r, top) for n, r in zip(names, runs.values())}  # nothing deeper than the largest k is read
     human, lab = [], []
     for k in sorted({k for _, k in parsed.values()}):
         arrays = {s: ci.system_arrays(runs[s], qrels, labels, queries, k, label_gain) for s in names}
-        ideal_t = ci._ideal(qrels, queries, k)
+        ideal_t = ci.ideal_dcg(qrels, queries, k)
         ideal_p = ci.pool_ideal_pred(ci.systems_pairs(runs, qrels, k), labels, queries, k, label_gain)
         for m in (m for m in measures if parsed[m][1] == k):
             for s in names:

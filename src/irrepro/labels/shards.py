@@ -5,7 +5,7 @@ by its own job into its own SQLite cache shard, and gathered into the canonical 
 - :func:`shard_count` / :func:`shard_pairs`: which pairs shard ``i`` of ``n`` labels (pure).
 - :func:`label_shard`: one shard through its own cache file: pairs already in the central cache are copied into it
   (never relabelled), pairs already in the shard file (a killed job) are resumed, the rest labelled by
-  :func:`~irrepro.labels.run.label_pairs`. Only this job writes its shard file; the central cache is only read.
+  :func:`~irrepro.labels.labelling.label_pairs`. Only this job writes its shard file; the central cache is only read.
 - :func:`gather_shards`: the shards' rows in ``pairs.tsv`` order, the same table :func:`label_pairs` returns for the
   whole file (so the labels table is byte-identical whatever the shard size or the order the shards finished);
   :func:`merge_into_cache` adds them to the central cache sorted by (query id, document id), each keyed by the hash
@@ -24,7 +24,7 @@ from irrepro.errors import InputError
 from irrepro.labels.base import Labeler, label_columns
 from irrepro.labels.cache import LabelCache, input_hashes
 from irrepro.labels.prompts import get_prompt
-from irrepro.labels.run import label_pairs
+from irrepro.labels.labelling import label_pairs
 
 
 def shard_count(n_pairs: int, size: int | None) -> int:

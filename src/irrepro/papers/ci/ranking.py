@@ -70,7 +70,7 @@ def labelled_ranking(run: pd.DataFrame, qrels: pd.DataFrame, depth: int, judged_
     return r[PAIR_COLUMNS].reset_index(drop=True)
 
 
-def label_columns(labels: pd.DataFrame) -> list[str]:
+def grade_columns(labels: pd.DataFrame) -> list[str]:
     """The ``p_0 .. p_{G-1}`` columns of a labels frame, in grade order."""
     cols = sorted((c for c in labels.columns if c.startswith("p_") and c[2:].isdigit()), key=lambda c: int(c[2:]))
     if not cols or [int(c[2:]) for c in cols] != list(range(len(cols))):
@@ -89,7 +89,7 @@ def label_matrix(pairs: pd.DataFrame, labels: pd.DataFrame, depth: int | None = 
     grades are 0 and dists put all mass on grade 0, so the slot contributes nothing to DCG). A pair without a
     label is an error naming it.
     """
-    cols = label_columns(labels)
+    cols = grade_columns(labels)
     lab = labels[["query_id", "doc_id"] + cols].copy()
     lab["query_id"] = lab["query_id"].astype(str)
     lab["doc_id"] = lab["doc_id"].astype(str)

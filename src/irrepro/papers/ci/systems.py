@@ -62,7 +62,7 @@ from irrepro.papers.ci.crc import crc_query_utility
 from irrepro.papers.ci.experiment import covers
 from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
 from irrepro.papers.ci.plan import parse_measure
-from irrepro.papers.ci.ranking import _natural, _pred_gain, label_columns, labelled_ranking
+from irrepro.papers.ci.ranking import _natural, _pred_gain, grade_columns, labelled_ranking
 from irrepro.stats import paired
 
 METHODS = ("bootstrap", "ppi", "ppi++", "crc")
@@ -183,7 +183,7 @@ def check_grade_scale(qrels: pd.DataFrame, n_grades: int, where: str = "the labe
                          f"grades reach {top}")
 
 
-def _ideal(qrels: pd.DataFrame, queries, k: int) -> np.ndarray:
+def ideal_dcg(qrels: pd.DataFrame, queries, k: int) -> np.ndarray:
     """Ideal DCG@k of each query's qrels (max grade per document, negatives as 0)."""
     q = qrels.assign(query_id=qrels.query_id.astype(str), doc_id=qrels.doc_id.astype(str))
     q = q.groupby(["query_id", "doc_id"])["relevance"].max().clip(lower=0).reset_index()
@@ -203,7 +203,7 @@ def system_arrays(run: pd.DataFrame, qrels: pd.DataFrame, labels: pd.DataFrame, 
     ``own``: ``queries`` are a topic set's (own-queries mode, :func:`ranked_pairs`): ``u_true`` is NaN for a query
     the qrels do not judge (its grades are 0 and never read)."""
     pairs = ranked_pairs(run, qrels, k, queries if own else None)
-    cols = label_columns(labels)
+    cols = grade_columns(labels)
     lab = labels.assign(query_id=labels.query_id.astype(str), doc_id=labels.doc_id.astype(str))
     lab = lab.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id"] + cols]
     m = pairs.merge(lab, on=["query_id", "doc_id"], how="left")
@@ -235,7 +235,7 @@ def pool_ideal_pred(pool: pd.DataFrame, labels: pd.DataFrame, queries, k: int,
                     label_gain: str = DEFAULT_LABEL_GAIN) -> np.ndarray:
     """Per query of ``queries``, the ideal DCG@k of the predicted gains of its ``pool`` documents (every chosen
     system's top k, :func:`systems_pairs`): nDCG's normaliser for the predictions (no qrels read)."""
-    cols = label_columns(labels)
+    cols = grade_columns(labels)
     lab = labels.assign(query_id=labels.query_id.astype(str), doc_id=labels.doc_id.astype(str))
     lab = lab.drop_duplicates(["query_id", "doc_id"])
     m = pool[["query_id", "doc_id"]].astype(str).merge(lab[["query_id", "doc_id"] + cols], on=["query_id", "doc_id"])
@@ -447,7 +447,7 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
     L = np.array([q in lq for q in queries])
     if not (2 <= L.sum() <= len(queries) - 2):
         raise InputError(f"{int(L.sum())} labelled of {len(queries)} queries: need 2 <= n <= N - 2")
-    check_grade_scale(qrels, len(label_columns(labels)))
+    check_grade_scale(qrels, len(grade_columns(labels)))
     if correction not in CORRECTIONS:
         raise InputError(f"correction {correction!r}: expected one of {', '.join(CORRECTIONS)}")
     measures = list(measures)
@@ -462,7 +462,7 @@ def evaluate_systems(runs: dict, qrels: pd.DataFrame, labels: pd.DataFrame, labe
     pool = {k: systems_pairs(runs, qrels, k, queries if own else None) for k in ks}
     arrays = {k: {s: system_arrays(runs[s], qrels, labels, queries, k, label_gain, own=own) for s in names}
               for k in ks}
-    ideal_t = {k: _ideal(qrels, queries, k) for k in ks}
+    ideal_t = {k: ideal_dcg(qrels, queries, k) for k in ks}
     ideal_p = {k: pool_ideal_pred(pool[k], labels, queries, k, label_gain) for k in ks}
     rows, drows, brows, per_query = [], [], [], []
     bi = names.index(baseline)
