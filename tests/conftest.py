@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from irrepro import labels as L
+from irrepro.core.provenance import RECORD_FOLDERS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,9 +127,10 @@ def dag(request, tmp_path_factory, mirror):
     return wd
 
 
-# Measurements of the run itself, not results: logs, every rule's benchmark file and the cost table built from them
-# (wall times differ from run to run by nature).
-NOT_RESULTS = {"logs", "benchmarks", "provenance"}
+# Records of the run itself, not results: logs, every rule's benchmark file, the runs' provenance records
+# (irrepro.core.provenance.RECORD_FOLDERS) and the cost table built from the benchmarks (wall times differ from run to
+# run by nature).
+NOT_RESULTS = set(RECORD_FOLDERS)
 COST_FILES = {"cost.csv", "cost.md", "cost.pdf", "cost.png",
               # the agreement table carries each label job's pairs/s (a timing, like the cost table)
               "labels/agreement.csv", "labels/agreement.md", "labels/agreement.pdf", "labels/agreement.png"}

@@ -40,3 +40,22 @@ def test_ir_metadata_stages_follow_the_system_name():
     assert s[1]["params"] == {"k": 100} and s[1]["reranks"] == "bm25_k1-0.9_b-0.4" and "MiniLM" in s[1]["method"]
     # without knowing the model the stage is a method of that name (unknown, named as it is), not MiniLM's
     assert stages("bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100")[1]["method"] == "minilm-l6-v2-rerank"
+
+
+def test_ir_metadata_names_each_stages_toolkit_and_the_files_md5(tmp_path):
+    from irrepro.core.irmetadata import TOOLKITS, ir_metadata
+
+    f = tmp_path / "run"
+    f.write_text("1 Q0 d 1 1.0 x\n")
+
+    def meta(system):
+        return ir_metadata(system, "c", run=f, topics=f, qrels=f, dataset="vaswani", depth=10,
+                           neural_models=["minilm-l6-v2"])
+    classic, rerank, dense = (meta(s)["platform"]["software"]["retrieval toolkit"] for s in (
+        "bm25_k1-0.9_b-0.4+rm3_fb-10_terms-20_lambda-0.5", "bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100",
+        "minilm-l6-v2"))
+    assert classic == [TOOLKITS["classic"]] and rerank == [TOOLKITS["classic"], TOOLKITS["neural"]]
+    assert dense == [TOOLKITS["neural"]]
+    m = meta("dph")
+    assert m["data"]["run md5"] == hashlib.md5(f.read_bytes()).hexdigest() and m["method"]["depth"] == 10
+    assert m["research goal"] == {"description": None} and m["actor"] == {"team": None}  # left for the user

@@ -14,7 +14,7 @@ from irrepro.core.provenance import SOURCE, git_commit, package_versions
 from irrepro.datasets.mirror import md5sum
 
 SCHEMA_VERSION = "0.1"
-#: what the first stage of a population system is computed by, per kind
+#: what a stage of a population system is computed by, per kind
 TOOLKITS = {"classic": "PISA through pyterrier-pisa", "neural": "PyTorch and transformers (irrepro.retrieval.neural)"}
 #: the long names of the population's retrieval models
 METHODS = {"bm25": "BM25", "dph": "DPH (divergence from randomness)", "pl2": "PL2 (divergence from randomness)",
@@ -65,10 +65,10 @@ def ir_metadata(system: str, collection: str, *, run, topics, qrels, dataset: st
     """The ir_metadata mapping of one run file (see the module docstring); ``neural_models``: the names of the
     neural models (their stages are computed by torch, the others by PISA)."""
     first = stages(system, neural_models)
-    kind = "neural" if any(s["name"].startswith(tuple(neural_models)) for s in first[:1]) else "classic"
-    reranks_neural = any(m in system for m in neural_models)
+    # each stage's toolkit, in the pipeline's order, once each
+    toolkits = list(dict.fromkeys(TOOLKITS["neural" if s["name"].startswith(tuple(neural_models)) else "classic"]
+                                  for s in first))
     packages = package_versions()
-    toolkits = [TOOLKITS[kind]] + ([TOOLKITS["neural"]] if reranks_neural and kind == "classic" else [])
     git = git_commit()
     try:
         memory = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2 ** 30:.0f} GB"

@@ -90,7 +90,7 @@ def record_run(results_dir, started: float, config: dict, command=None, now: flo
     root = Path(results_dir)
     now = time.time() if now is None else now
     made = sorted(p for p in root.rglob("*") if p.is_file() and p.stat().st_mtime >= started
-                  and not set(p.relative_to(root).parts[:1]) & set(RECORD_FOLDERS))
+                  and p.relative_to(root).parts[0] not in RECORD_FOLDERS)
     if not made:
         return None
     stamp = datetime.fromtimestamp(now, timezone.utc)
