@@ -9,7 +9,7 @@ from irrepro.audit.decisions import decision_audit, pair_decisions
 from irrepro.audit.rankings import kendall_b_rows, ranking_audit, tau_ap_rows
 from irrepro.audit.rerank import condensed, expected_grade, judge_reranked
 from irrepro.errors import InputError
-from irrepro.labels.selfpref import tau_ap
+from irrepro.stats.rankcorr import tau_ap
 
 SETTINGS = dict(tests=["t"], corrections=["holm"], alpha=0.05, n_permutations=100, n_bootstrap=100, seed=0)
 
@@ -155,7 +155,7 @@ def test_the_default_audit_covers_dl19_file_labels_and_vaswani_minilm():
 
     c = _config()
     plan = resolve(c, check_ids=False)
-    au = plan.papers["labels"].audit
+    au = plan.stages["audit"]
     dl, va = au["collections"]["dl19-pool"], au["collections"]["vaswani"]
     assert dl["labelers"] == ["minilm", "flant5-large", "llama3-70b"] and dl["judged_only"]
     assert va["labelers"] == ["minilm", "smollm2"] and not va["judged_only"] and va["sample"] == {"smollm2": 10}
@@ -166,7 +166,7 @@ def test_the_default_audit_covers_dl19_file_labels_and_vaswani_minilm():
     # the decisions use the stats stage's tests and corrections unless labels.audit names its own
     assert au["settings"]["tests"] == c["stats"]["tests"] and au["settings"]["corrections"] == c["stats"]["corrections"]
     c["labels"]["audit"]["tests"] = ["t"]
-    assert resolve(c, check_ids=False).papers["labels"].audit["settings"]["tests"] == ["t"]
+    assert resolve(c, check_ids=False).stages["audit"]["settings"]["tests"] == ["t"]
 
 
 @pytest.mark.parametrize("edit, match", [

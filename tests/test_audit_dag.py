@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from irrepro.core.scores import read_scores, to_matrix
-from irrepro.labels.selfpref import tau_ap
+from irrepro.stats.rankcorr import tau_ap
 
 pytestmark = pytest.mark.integration
 V = "results/test"

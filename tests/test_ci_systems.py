@@ -350,7 +350,10 @@ def test_the_plan_checks_the_systems_block():
 
     from irrepro.papers.ci.plan import resolve_systems
 
-    spine = SimpleNamespace(collections=["vaswani"], systems={"vaswani": ["bm25", "qld"]}, V="results/x")
+    from irrepro.plan import same_model
+
+    spine = SimpleNamespace(collections=["vaswani"], systems={"vaswani": ["bm25", "qld"]}, V="results/x",
+                            same_model=lambda s, lab: same_model(s, lab, base["labels"]["labelers"][lab]))
     base = {"labels": {"labelers": {"minilm": {"backend": "biencoder", "model": "minilm"},
                                     "f": {"backend": "file", "path": "x"}},
                        "collections": {"vaswani": {"prompt": "binary"}}},
@@ -443,8 +446,11 @@ def test_the_plan_refuses_a_prompt_with_fewer_grades_than_the_collection():
 
     from irrepro.papers.ci.plan import resolve_systems
 
+    from irrepro.plan import same_model
+
     spine = SimpleNamespace(collections=["dl19", "cranfield", "vaswani"], V="results/x",
-                            systems={c: ["bm25", "qld"] for c in ("dl19", "cranfield", "vaswani")})
+                            systems={c: ["bm25", "qld"] for c in ("dl19", "cranfield", "vaswani")},
+                            same_model=lambda s, lab: same_model(s, lab, cfg["labels"]["labelers"][lab]))
     cfg = {"collections": {"dl19": {"ir_datasets": "msmarco-passage/trec-dl-2019/judged"},
                            "cranfield": {"ir_datasets": "cranfield",
                                          "grades": {"-1": -1, "1": 4, "2": 3, "3": 2, "4": 1}},
@@ -538,3 +544,13 @@ def test_a_zero_width_interval_says_why():
     d = rng.normal(size=N)
     rows = {r["method"]: r for r in systems.difference_intervals(d, d + rng.normal(0, 0.3, N), np.arange(n))}
     assert all(r["note"] == "" and r["width"] > 0 for r in rows.values())
+
+
+def test_validation_labelled_queries_are_the_listed_judged_ones_or_a_seeded_draw():
+    from irrepro.papers.ci.systems import draw_queries, validation_labelled
+
+    judged = [str(q) for q in range(1, 11)]
+    assert validation_labelled(judged, None, 4, 3) == draw_queries(judged, 4, 3)
+    assert validation_labelled(judged, ["7", "2"], 4, 3) == ["7", "2"]
+    with pytest.raises(InputError, match=r"config key ci.systems.queries: \['11'\] have no judgment"):
+        validation_labelled(judged, ["2", "11"], 4, 3, "config key ci.systems.queries")

@@ -12,7 +12,7 @@ from scipy import stats
 from irrepro.core.evaluation import evaluate_run
 from irrepro.errors import InputError
 from irrepro.papers.ci import finite, sample_size, systems
-from irrepro.papers.ci.plan import resolve_systems, shares_model
+from irrepro.papers.ci.plan import resolve_systems
 
 from test_ci_systems import _toy
 
@@ -222,8 +222,10 @@ def test_power_table_matches_the_normal_formula_and_shrinks_with_delta():
 
 
 def test_the_plan_resolves_the_own_mode_baseline_and_same_model(tmp_path):
+    from irrepro.plan import same_model
+
     spine = SimpleNamespace(collections=["vaswani"], systems={"vaswani": ["bm25", "qld", "minilm-rerank"]},
-                            V="results/x")
+                            V="results/x", same_model=lambda s, lab: same_model(s, lab, base["labels"]["labelers"][lab]))
     qrels = tmp_path / "q.txt"
     qrels.write_text("".join(f"{q} 0 d{q} {q % 2}\n" for q in range(1, 7)))  # 6 judged queries, grades 0 and 1
     base = {"labels": {"labelers": {"minilm": {"backend": "biencoder", "model": "minilm"}},
@@ -262,5 +264,3 @@ def test_the_plan_resolves_the_own_mode_baseline_and_same_model(tmp_path):
         cfg["ci"]["systems"].update(change)
         with pytest.raises(InputError, match=match):
             resolve_systems(cfg, spine)
-    assert not shares_model("mine/minilm", "minilm", {"backend": "file", "path": "x"})
-    assert shares_model("run-smollm2-rr", "llm", {"backend": "smollm2"})

@@ -148,7 +148,7 @@ def _labels_agreement():
 
 
 def _self_preference():
-    from irrepro.labels.plots import self_preference_figure
+    from irrepro.selfpref.report import self_preference_figure
     rows = [{"collection": COLL, "labeler": lab, "system": f"s{i}", "same_model": i < 2, "measure": "DCG@10",
              "by_humans": float(RNG.uniform()), "bias": b, "bias_low": b - 0.1, "bias_high": b + 0.1, "topics": 50}
             for lab in ("minilm", "smollm2") for i in range(6) for b in [float(RNG.normal(0, 0.2))]]
@@ -284,7 +284,7 @@ BUILDERS = {
     "irrepro.core.figures.verify_figure": _verify,
     "irrepro.core.figures.verify_panels": _verify_panels,
     "irrepro.labels.plots.agreement_figure": _labels_agreement,
-    "irrepro.labels.plots.self_preference_figure": _self_preference,
+    "irrepro.selfpref.report.self_preference_figure": _self_preference,
     "irrepro.papers.bv.plots.fig1": _bv_fig1,
     "irrepro.papers.bv.plots.session_figs": _bv_session,
     "irrepro.papers.bv.plots.sigir13_figs": _bv_sigir13,

@@ -86,6 +86,6 @@ def test_every_labelling_job_runs_one_sequence_with_its_server(tmp_path, monkeyp
     assert len(served) == 1 and len(job.out) == 2 and list(job.pairs.doc_id) == ["d1", "d2"]
     assert job.stats["pairs"] == 2 and job.spec["backend"] == "file"
     scripts = Path(__file__).parent.parent / "workflow" / "scripts"
-    for script in ("labels/label.py", "labels/shard.py", "labels/selfpref_labels.py", "ci/systems_labels.py"):
+    for script in ("labels/label.py", "labels/shard.py", "selfpref/labels.py", "ci/systems_labels.py"):
         text = (scripts / script).read_text()
         assert "labelling_job(" in text and "serving(" not in text and "label_pairs(" not in text, script

@@ -1,4 +1,4 @@
-"""Self-preference of a labeler (irrepro.labels.selfpref): a synthetic population whose labeler adds a known bias δ
+"""Self-preference of a labeler (irrepro.selfpref): a synthetic population whose labeler adds a known bias δ
 to the systems sharing its model only; Kendall's τ and τ_AP on hand-computed rankings; coverage per group on a
 ``ci.systems``-shaped table; the score tables from the CI paper's evaluator; input errors."""
 import itertools
@@ -10,7 +10,8 @@ from scipy import stats
 
 from irrepro.core.scores import from_matrix
 from irrepro.errors import InputError
-from irrepro.labels import selfpref as sp
+import irrepro.selfpref as sp
+from irrepro.stats.rankcorr import tau_ap
 from irrepro.papers.ci import systems as ci_systems
 
 DELTA = 0.1
@@ -166,31 +167,31 @@ def _tau_ap_strict(truth, estimate):
 
 def test_tau_ap_hand_computed_swap_at_the_top_costs_more_than_at_the_bottom():
     truth = np.array([4.0, 3.0, 2.0, 1.0])  # A > B > C > D
-    assert sp.tau_ap(truth, truth) == pytest.approx(1.0)
-    assert sp.tau_ap(truth, -truth) == pytest.approx(-1.0)
+    assert tau_ap(truth, truth) == pytest.approx(1.0)
+    assert tau_ap(truth, -truth) == pytest.approx(-1.0)
     top = np.array([3.0, 4.0, 2.0, 1.0])     # B, A, C, D: C(2..4) = 0, 2, 3 → 2/3 · (0/1 + 2/2 + 3/3) − 1 = 1/3
     bottom = np.array([4.0, 3.0, 1.0, 2.0])  # A, B, D, C: C(2..4) = 1, 2, 2 → 2/3 · (1 + 1 + 2/3) − 1 = 7/9
-    assert sp.tau_ap(truth, top) == pytest.approx(1 / 3)
-    assert sp.tau_ap(truth, bottom) == pytest.approx(7 / 9)
+    assert tau_ap(truth, top) == pytest.approx(1 / 3)
+    assert tau_ap(truth, bottom) == pytest.approx(7 / 9)
     # Kendall's τ sees one discordant pair of six either way: 1 − 2/6
     assert stats.kendalltau(truth, top).statistic == pytest.approx(2 / 3)
     assert stats.kendalltau(truth, bottom).statistic == pytest.approx(2 / 3)
     rng = np.random.default_rng(0)
     for _ in range(50):
         t, e = rng.permutation(7).astype(float), rng.permutation(7).astype(float)
-        assert sp.tau_ap(t, e) == pytest.approx(_tau_ap_strict(t, e))
+        assert tau_ap(t, e) == pytest.approx(_tau_ap_strict(t, e))
 
 
 def test_tau_ap_with_ties_is_the_expectation_over_random_tie_breaks():
     # hand: truth A > B > C, the estimate ties A and B on top: orders ABC (1) and BAC (0) → 0.5
-    assert sp.tau_ap([3.0, 2.0, 1.0], [2.0, 2.0, 1.0]) == pytest.approx(0.5)
-    assert sp.tau_ap([1.0, 1.0, 1.0], [3.0, 2.0, 1.0]) == pytest.approx(0.0)  # truth all tied: no information
+    assert tau_ap([3.0, 2.0, 1.0], [2.0, 2.0, 1.0]) == pytest.approx(0.5)
+    assert tau_ap([1.0, 1.0, 1.0], [3.0, 2.0, 1.0]) == pytest.approx(0.0)  # truth all tied: no information
     rng = np.random.default_rng(1)
     for _ in range(40):
         t = rng.integers(0, 3, 5).astype(float)
         e = rng.integers(0, 3, 5).astype(float)
         exp = np.mean([_tau_ap_strict(a, b) for a in _tie_breaks(t) for b in _tie_breaks(e)])
-        assert sp.tau_ap(t, e) == pytest.approx(exp)
+        assert tau_ap(t, e) == pytest.approx(exp)
 
 
 def _tie_breaks(scores):
@@ -403,4 +404,4 @@ def test_input_errors_name_what_is_wrong():
     with pytest.raises(InputError, match="needs same-model and other systems"):
         sp.self_preference_gap(h, lab, {k: False for k in flags}, **kw)
     with pytest.raises(InputError, match="same items"):
-        sp.tau_ap([1, 2, 3], [1, 2])
+        tau_ap([1, 2, 3], [1, 2])

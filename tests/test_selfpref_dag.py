@@ -10,7 +10,7 @@ import yaml
 
 from conftest import REPO
 from irrepro.core.trec import read_qrels, read_run
-from irrepro.labels import selfpref as sp
+import irrepro.selfpref as sp
 from irrepro.plan import resolve
 from irrepro.schema import validate_config
 
@@ -48,7 +48,7 @@ def test_neural_systems_are_population_systems(dag):
 
 def test_self_preference_is_recomputable_from_runs_qrels_and_labels(dag):
     config, plan = _plan()
-    spc = plan.papers["labels"].selfpref
+    spc = plan.stages["selfpref"]
     settings, (c, spec), = spc["settings"], *spc["collections"].items()
     table = pd.read_csv(dag / V / "labels/self_preference.csv", dtype={"system": str})
     assert list(table.columns[:10]) == ["collection", "labeler", "system", "same_model", "measure", "by_labels",

@@ -11,8 +11,12 @@ import yaml
 
 from conftest import REPO
 from irrepro.errors import InputError
-from irrepro.labels import selfpref as sp
-from irrepro.labels.plan import labeler_models, resolve_self_preference, system_models
+import irrepro.selfpref as sp
+from irrepro.selfpref.scores import _cut
+from irrepro.labels.factory import labeler_models
+from irrepro.plan import same_model
+from irrepro.retrieval.neural import parse_system
+from irrepro.selfpref.plan import resolve as resolve_self_preference
 from irrepro.papers.ci import systems as ci
 from irrepro.plan import neural_index_key, neural_systems, resolve
 from irrepro.schema import validate_config
@@ -120,7 +124,7 @@ def test_coverage_draws_refit_per_draw_and_cutting_the_runs_changes_no_interval(
 def test_cut_keeps_ties_at_the_kth_rank():
     run = pd.DataFrame({"query_id": ["1"] * 5 + ["2"] * 2, "doc_id": list("abcdexy"), "rank": [1, 2, 3, 3, 5, 1, 2],
                         "score": [5, 4, 3, 3, 1, 2, 1.0]})
-    cut = sp._cut(run, 3)
+    cut = _cut(run, 3)
     assert cut.doc_id.tolist() == ["a", "b", "c", "d", "x", "y"]
 
 
@@ -136,11 +140,11 @@ def test_same_model_systems_are_found_from_the_labelers_model():
     assert labeler_models({"backend": "biencoder", "model": "minilm"}) == ("minilm-l6-v2",)
     assert labeler_models({"backend": "biencoder"}) == ("minilm-l6-v2",)
     assert labeler_models({"backend": "smollm2"}) == () and labeler_models({"backend": "file"}) == ()
-    assert system_models("bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100") == ("minilm-l6-v2",)
-    assert system_models("splade-tiny+minilm-l6-v2-rerank_k-10") == ("splade-tiny", "minilm-l6-v2")
-    assert system_models("qld_mu-1000+rm3_fb-10_terms-20_lambda-0.5") == ()
+    assert parse_system("bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100").models == ("minilm-l6-v2",)
+    assert parse_system("splade-tiny+minilm-l6-v2-rerank_k-10").models == ("splade-tiny", "minilm-l6-v2")
+    assert parse_system("qld_mu-1000+rm3_fb-10_terms-20_lambda-0.5").models == ()
     plan = resolve(_config(), check_ids=False)
-    spc = plan.papers["labels"].selfpref["collections"]["vaswani"]
+    spc = plan.stages["selfpref"]["collections"]["vaswani"]
     assert spc["labelers"] == ["minilm", "smollm2"] and spc["sample"] == {"smollm2": 10}
     assert len(spc["systems"]) == len(plan.systems["vaswani"])
     assert sorted(s for s, f in spc["same_model"]["minilm"].items() if f) == [
@@ -165,6 +169,22 @@ def test_self_preference_config_errors_name_the_key(edit, match):
     edit(c)
     with pytest.raises(InputError, match=match):
         resolve(c, check_ids=False)
+
+
+def test_one_same_model_rule_by_weights_for_the_population_and_by_name_for_imports():
+    """irrepro.plan.same_model, the rule of ci.systems, self-preference and the audit alike: a population system by
+    the models it runs (a cross-encoder whose name says MiniLM is not the bi-encoder MiniLM a re-ranker runs, which a
+    match on names would call the same), an imported run by the words of its name, a file labeler never."""
+    minilm, rr = {"backend": "biencoder", "model": "minilm"}, "bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100"
+    cross = {"backend": "hf", "model": "cross-encoder/ms-marco-MiniLM-L-6-v2"}
+    assert same_model(rr, "minilm", minilm) and same_model("minilm-l6-v2", "judge", minilm)
+    assert not same_model("bm25_k1-0.9_b-0.4", "minilm", minilm) and not same_model(rr, "minilm-cross", cross)
+    assert same_model("mine/bm25+minilm-rerank", "minilm", minilm) and same_model("mine/x-minilm-ce", "ce", cross)
+    assert same_model("run-smollm2-rr", "llm", {"backend": "smollm2"})
+    assert not same_model("mine/bm25", "minilm", minilm) and not same_model(rr, "minilm", {"backend": "file"})
+    assert not same_model("mine/minilm", "minilm", {"backend": "file", "path": "x"})
+    plan = resolve(_config(), check_ids=False)
+    assert plan.same_model(rr, "minilm") and not plan.same_model(rr, "smollm2")
 
 
 def test_declared_same_model_systems_are_flagged():

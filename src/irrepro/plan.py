@@ -4,7 +4,7 @@
 :func:`resolve`, which checks everything a schema cannot (ids that must exist, files that must be there, keys that
 must agree across sections) and derives the lists the rules wire: collections, imports, systems, and, for every
 included paper, that paper's own plan (``irrepro.papers.<paper>.plan.resolve``; the label stage's is
-``irrepro.labels.plan.resolve``). Every error names the dotted config key and what was expected
+``irrepro.labels.plan.resolve``), and the label stage's analyses (:data:`STAGE_MODULES`). Every error names the dotted config key and what was expected
 (:class:`irrepro.errors.InputError`).
 """
 from __future__ import annotations
@@ -25,6 +25,9 @@ from irrepro.retrieval.pisa import population
 PAPER_ORDER = ("bv", "sampling", "labels", "ci", "vb")
 #: where each paper's plan lives
 PLAN_MODULES = {p: f"irrepro.papers.{p}.plan" for p in PAPER_ORDER} | {"labels": "irrepro.labels.plan"}
+#: the label stage's analyses, each its own stage package, resolved after the label stage (``Plan.stages``) and wired by
+#: ``workflow/rules/<stage>.smk``: self-preference (``labels.self_preference``) and the judge audit (``labels.audit``)
+STAGE_MODULES = {"selfpref": "irrepro.selfpref.plan", "audit": "irrepro.audit.plan"}
 
 
 def _check_source(key, spec):
@@ -93,6 +96,32 @@ def check_config(config: dict) -> None:
                 raise InputError(f"config key {key}.qrels: file {spec['qrels']!r} not found")
 
 
+def same_model(system: str, labeler: str, spec: dict) -> bool:
+    """Whether ``system`` is built on the model of labeler ``labeler`` (its ``labels.labelers`` entry ``spec``): the
+    one definition the self-preference stage, the judge audit and ``ci.systems`` share (each adds the systems its
+    own ``same_model`` key declares).
+
+    * A labeler of backend ``file`` (labels computed elsewhere) shares nothing its entry names: never.
+    * A system of the population grid (a name :func:`irrepro.retrieval.neural.parse_system` reads): when one of the
+      neural models it runs (:attr:`~irrepro.retrieval.neural.NeuralSystem.models`) is one of the labeler's
+      (:func:`irrepro.labels.factory.labeler_models`) — by the weights, not by the name.
+    * Any other system (an imported run, named by whoever made it): when its name contains a word that identifies
+      the labeler's model (:func:`irrepro.labels.factory.model_words`), e.g. ``mine/bm25+minilm-rerank`` for a
+      labeler ``minilm``; declare the ones a name does not tell.
+    """
+    from irrepro.labels.factory import labeler_models, model_words
+    from irrepro.retrieval.neural import parse_system
+
+    if (spec.get("backend") or "") == "file":
+        return False
+    try:
+        models = parse_system(str(system)).models
+    except InputError:
+        name = str(system).lower()
+        return any(w in name for w in model_words(labeler, spec))
+    return bool(set(labeler_models(spec)) & set(models))
+
+
 def population_of(config: dict):
     return population(config.get("population", {}))
 
@@ -114,6 +143,8 @@ class Plan:
     index_keys: dict = field(default_factory=dict)  # retrieved collection -> :func:`index_key` of its PISA index
     neural: dict = field(default_factory=dict)  # retrieved collection -> its neural systems (names)
     neural_keys: dict = field(default_factory=dict)  # (collection, model) -> :func:`neural_index_key`
+    labelers: dict = field(default_factory=dict)  # labels.labelers: labeler name -> its config entry
+    stages: dict = field(default_factory=dict)  # analyses of the label stage (STAGE_MODULES) -> their resolved plans
 
     def index(self, collection: str) -> str:
         """The PISA index of ``collection``: ``<resources_dir>/indexes/<collection>-<key>.pisa``, keyed by what it
@@ -130,8 +161,11 @@ class Plan:
         """The models a neural system of ``collection`` uses (its first stage and re-rankers), in order."""
         from irrepro.retrieval import neural
 
-        sy = neural.parse_system(system)
-        return list(dict.fromkeys(([sy.first] if sy.neural_first else []) + [r.model for r in sy.rerank]))
+        return list(neural.parse_system(system).models)
+
+    def same_model(self, system: str, labeler: str) -> bool:
+        """:func:`same_model` of ``system`` and the configured labeler ``labeler`` (``labels.labelers.<labeler>``)."""
+        return same_model(system, labeler, self.labelers[labeler])
 
     def require_measure(self, key: str, collection: str, measure: str) -> None:
         """Raise unless ``collection`` has a score table holding ``measure`` (``key``: the config key asking)."""
@@ -291,7 +325,8 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
     plan = Plan(version=config["version"], V=f"results/{config['version']}", res=config["resources_dir"],
                 mirror=config.get("mirror"), collections=collections, imports=imports,
                 all_scored=collections + imports, systems=systems, measures=_measures(config),
-                index_keys={c: index_key(config, c) for c in collections}, neural=neural)
+                index_keys={c: index_key(config, c) for c in collections}, neural=neural,
+                labelers=dict((config.get("labels") or {}).get("labelers") or {}))
     plan.neural_keys = {(c, m): neural_index_key(config, c, m) for c, names in neural.items() for n in names
                         for m in plan.neural_models(c, n)}
     from irrepro.stats.plan import check as _check_stats
@@ -308,6 +343,9 @@ def resolve(config: dict, *, check_ids: bool = True) -> Plan:
             plan.papers[p] = None
             continue
         plan.papers[p] = mod.resolve(config, plan)
+        if p == "labels":
+            for stage, module in STAGE_MODULES.items():
+                plan.stages[stage] = importlib.import_module(module).resolve(config, plan)
     return plan
 
 

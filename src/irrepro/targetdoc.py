@@ -17,7 +17,7 @@ PAGES = {
     "docs/vb.md": ["vb.smk"],
     "docs/stats.md": ["stats.smk"],
     "docs/repro.md": ["repro.smk"],
-    "docs/labels.md": ["labels.smk"],
+    "docs/labels.md": ["labels.smk", "selfpref.smk", "audit.smk"],
     "docs/report.md": ["fetch.smk", "evaluate.smk", "imports.smk", "verify.smk", "cost.smk", "provenance.smk"],
 }
 BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"

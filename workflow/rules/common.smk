@@ -58,7 +58,10 @@ NEURAL_NAMES = sorted({s for names in NEURAL.values() for s in names})
 CLASSIC_SYSTEMS = sorted({s for c in SYSTEMS for s in SYSTEMS[c]} - set(NEURAL_NAMES))
 
 PAPERS_PRESENT = list(PLAN.papers)
-PAPER_RULEFILES = [f"workflow/rules/{p}.smk" for p in PAPERS_PRESENT]
+# each paper's rules file, the label stage's analyses (PLAN.stages: selfpref.smk, audit.smk) right after labels.smk
+PAPER_RULEFILES = [
+    f"workflow/rules/{name}.smk" for p in PAPERS_PRESENT for name in [p, *(PLAN.stages if p == "labels" else [])]
+]
 
 # Filled by each paper's rules file, the values files its verify table is built from, and a JSON-able context for
 # its `irrepro.papers.<paper>.verify.prepare` hook (the generic verify step of verify.smk).
@@ -300,7 +303,10 @@ def before_cost():
     ]
 
 
-# labels.self_preference (rules in labels.smk)
+# labels.self_preference (rules in selfpref.smk): collection -> systems, labelers, same-model flags; shared settings
+
+SP = (PLAN.stages.get("selfpref") or {}).get("collections") or {}
+SP_SET = (PLAN.stages.get("selfpref") or {}).get("settings") or {}
 
 
 def selfpref_runs(wc):
@@ -320,7 +326,10 @@ def selfpref_inputs(wc):
     return out
 
 
-# labels.audit (rules in labels.smk)
+# labels.audit (rules in audit.smk): collection -> systems, labelers, judged_only, same-model flags; shared settings
+
+AUD = (PLAN.stages.get("audit") or {}).get("collections") or {}
+AUD_SET = (PLAN.stages.get("audit") or {}).get("settings") or {}
 
 
 def audit_runs(wc):

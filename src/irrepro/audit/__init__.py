@@ -10,5 +10,5 @@ a population of systems (``labels.audit``; docs/labels.md, "Judge audit"):
 * :mod:`~irrepro.audit.report` — the Markdown summary and the figure.
 
 Inputs are the canonical per-topic score tables (``collection, system, topic, measure, value``) by humans and by
-labels, as :func:`irrepro.labels.selfpref.label_score_tables` computes them.
+labels, as :func:`irrepro.selfpref.scores.label_score_tables` computes them.
 """

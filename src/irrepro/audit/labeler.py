@@ -10,7 +10,7 @@ from irrepro.audit.decisions import decision_audit, pair_decisions, spread
 from irrepro.audit.rankings import ranking_audit
 from irrepro.audit.rerank import condensed, expected_grade, judge_reranked
 from irrepro.core.scores import to_matrix
-from irrepro.labels.selfpref import label_score_tables
+from irrepro.selfpref.scores import label_score_tables
 
 def population_runs(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels: pd.DataFrame, depth: int, *,
                     judged_only: bool) -> dict:

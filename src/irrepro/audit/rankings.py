@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from irrepro.labels.selfpref import tau_ap
+from irrepro.stats.rankcorr import tau_ap
 
 COLUMNS = ["top", "systems", "tau_b", "low", "high", "tau_ap", "pairs", "pairs_known"]
 
@@ -40,7 +40,7 @@ def kendall_b_rows(H, L) -> np.ndarray:
 
 
 def tau_ap_rows(truth, estimate) -> np.ndarray:
-    """:func:`~irrepro.labels.selfpref.tau_ap` of each row pair of two ``R x N`` arrays (``truth`` the reference
+    """:func:`~irrepro.stats.rankcorr.tau_ap` of each row pair of two ``R x N`` arrays (``truth`` the reference
     ranking): vectorised over the rows whose estimate has no ties, the function itself on the others."""
     T, E = np.atleast_2d(np.asarray(truth, float)), np.atleast_2d(np.asarray(estimate, float))
     R, N = T.shape

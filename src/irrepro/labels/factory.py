@@ -1,6 +1,8 @@
 """A labeler from a config mapping such as ``{"backend": "smollm2"}`` (:func:`make_labeler`)."""
 from __future__ import annotations
 
+import re
+
 from irrepro.errors import InputError
 from irrepro.labels.base import Labeler
 from irrepro.labels.encoder import BiEncoderLabeler
@@ -71,3 +73,29 @@ def calibration_of(spec: dict) -> dict | None:
     if defaults is None:
         return None
     return {k: spec.get(k, v) for k, v in defaults.items()}
+
+
+#: a labeler backend's model -> the neural retrieval models (``irrepro.retrieval.neural.MODELS``) that are that model
+LABELER_MODELS = {("biencoder", "minilm"): ("minilm-l6-v2",)}
+
+#: words of labeler names and models too common to identify a model
+GENERIC_WORDS = {"file", "openai", "biencoder", "encoder", "vllm", "labels", "labeler", "model", "large", "small",
+                 "base", "instruct", "serve", "score"}
+
+
+def labeler_models(spec: dict) -> tuple:
+    """The neural retrieval models a labeler config entry shares its weights with (none for file labels)."""
+    return LABELER_MODELS.get((spec.get("backend"), spec.get("model", "minilm" if spec.get("backend") == "biencoder"
+                                                                     else None)), ())
+
+
+def model_words(labeler: str, spec: dict) -> set:
+    """The words that identify the labeler's model: its name and its ``model`` (a path's last part), whole and
+    split at non-alphanumerics, lowercased, at least 4 characters, generic words (:data:`GENERIC_WORDS`) left out."""
+    out = set()
+    for text in (labeler, str(spec.get("model") or "").rstrip("/").split("/")[-1], spec.get("backend") or ""):
+        text = str(text).lower()
+        for w in [text, *re.split(r"[^a-z0-9]+", text)]:
+            if len(w) >= 4 and w not in GENERIC_WORDS:
+                out.add(w)
+    return out

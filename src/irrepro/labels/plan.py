@@ -23,9 +23,9 @@ class LabelsPlan:
     and labeler, no shards); ``shards``: the ``labels.shards`` section (the shard jobs' resources); ``samples``:
     collection -> {labeler: number of queries} for the labelers that label a query sample of the pairs only
     (``labels.collections.<c>.sample``); ``complete``: collection -> the labelers that label every pair (config
-    order), the ones analyses that need every pair's label (the CI paper) use; ``selfpref``: the
-    ``labels.self_preference`` section resolved (:func:`resolve_self_preference`); ``audit``: the ``labels.audit``
-    section resolved (:func:`resolve_audit`).
+    order), the ones analyses that need every pair's label (the CI paper) use. The ``labels.self_preference`` and
+    ``labels.audit`` sections are stages of their own (``Plan.stages``: :mod:`irrepro.selfpref.plan`,
+    :mod:`irrepro.audit.plan`).
     """
     collections: list
     labelers: list
@@ -38,8 +38,6 @@ class LabelsPlan:
     shards: dict | None = None
     samples: dict | None = None
     complete: dict | None = None
-    selfpref: dict | None = None
-    audit: dict | None = None
 
     def shard_cache(self, collection: str, labeler: str, shard: int, shards: int) -> str:
         """The SQLite file only shard ``shard`` of ``shards`` of (collection, labeler) writes."""
@@ -99,136 +97,7 @@ def resolve(config: dict, spine) -> LabelsPlan:
         samples={c: dict(lc["collections"][c].get("sample") or {}) for c in collections},
         complete={c: [n for n in lc["collections"][c]["labelers"] if n not in (lc["collections"][c].get("sample") or {})]
                   for c in collections},
-        selfpref=resolve_self_preference(config, spine),
-        audit=resolve_audit(config, spine),
     )
-
-
-#: a labeler backend's model -> the neural retrieval models (irrepro.retrieval.neural.MODELS) that are that model
-LABELER_MODELS = {("biencoder", "minilm"): ("minilm-l6-v2",)}
-
-
-def labeler_models(spec: dict) -> tuple:
-    """The neural retrieval models a labeler config entry shares its weights with (none for file labels)."""
-    return LABELER_MODELS.get((spec.get("backend"), spec.get("model", "minilm" if spec.get("backend") == "biencoder"
-                                                                     else None)), ())
-
-
-def system_models(system: str) -> tuple:
-    """The neural models a system uses (its neural first stage and its re-rankers); none for a PISA system."""
-    from irrepro.retrieval import neural
-
-    try:
-        sy = neural.parse_system(system)
-    except InputError:
-        return ()
-    return tuple(dict.fromkeys(([sy.first] if sy.neural_first else []) + [r.model for r in sy.rerank]))
-
-
-def _check_pool_measures(section: dict, key: str) -> None:
-    """Each of ``section``'s measures is the CI evaluator's DCG@k / nDCG@k with k within its pool ``depth``; an
-    error names ``<key>.measures[i]``."""
-    from irrepro.papers.ci.plan import parse_measure
-
-    depth = int(section.get("depth", 10))
-    for i, m in enumerate(section.get("measures", [])):
-        try:
-            _, k = parse_measure(m)
-        except InputError as e:
-            raise InputError(f"config key {key}.measures[{i}]: {e}") from None
-        if k > depth:
-            raise InputError(f"config key {key}.measures[{i}]: {m} needs the top {k}; depth is {depth}")
-
-
-def resolve_self_preference(config: dict, spine) -> dict:
-    """``labels.self_preference`` resolved: ``{collection: {"systems": [...], "labelers": [...], "sample": {labeler:
-    n}, "same_model": {labeler: {system: bool}}}}`` plus the shared settings under ``"settings"``. The labelers
-    are the collection's computed ones (every backend but ``file``); a system shares a labeler's model when one of
-    its neural models is the labeler's (:func:`labeler_models`) or ``same_model`` lists it."""
-    lc = config["labels"]
-    sp = lc.get("self_preference") or {}
-    out = {"collections": {}, "settings": {k: sp.get(k) for k in ("depth", "measures", "n_boot", "seed", "coverage")}}
-    if not sp.get("collections"):
-        return out
-    _check_pool_measures(sp, "labels.self_preference")
-    declared = sp.get("same_model") or {}
-    for name in declared:
-        if name not in lc["labelers"]:
-            raise InputError(f"config key labels.self_preference.same_model: {name!r} is not a labeler under "
-                             "labels.labelers")
-    for i, c in enumerate(sp["collections"]):
-        if c not in lc["collections"]:
-            raise InputError(f"config key labels.self_preference.collections[{i}]: {c!r} is not under "
-                             f"labels.collections ({sorted(lc['collections'])})")
-        systems = list(sp.get("systems") or spine.systems[c])
-        for j, s in enumerate(systems):
-            if s not in spine.systems[c]:
-                raise InputError(f"config key labels.self_preference.systems[{j}]: {s!r} is not a system of {c}'s "
-                                 f"population")
-        labelers = [n for n in lc["collections"][c]["labelers"] if lc["labelers"][n]["backend"] != "file"]
-        if sp.get("labelers") is not None:
-            for j, n in enumerate(sp["labelers"]):
-                if n not in labelers:
-                    raise InputError(f"config key labels.self_preference.labelers[{j}]: {n!r} is not a computed "
-                                     f"labeler of {c} (labels.collections.{c}.labelers without file labels: "
-                                     f"{labelers})")
-            labelers = [n for n in labelers if n in sp["labelers"]]
-        if not labelers:
-            raise InputError(f"config key labels.self_preference.collections[{i}]: {c} has no computed labeler "
-                             f"(labels.collections.{c}.labelers are all file labels)")
-        flags = {}
-        for n in labelers:
-            mine = set(labeler_models(lc["labelers"][n]))
-            extra = declared.get(n, [])
-            for j, s in enumerate(extra):
-                if s not in systems:
-                    raise InputError(f"config key labels.self_preference.same_model.{n}[{j}]: {s!r} is not among "
-                                     f"the compared systems of {c}")
-            flags[n] = {s: bool(mine & set(system_models(s))) or s in extra for s in systems}
-        sample = {n: k for n, k in (lc["collections"][c].get("sample") or {}).items() if n in labelers}
-        out["collections"][c] = {"systems": systems, "labelers": labelers, "sample": sample, "same_model": flags}
-    return out
-
-
-def resolve_audit(config: dict, spine) -> dict:
-    """``labels.audit`` resolved: ``{"collections": {collection: {"systems": [...], "labelers": [...], "sample":
-    {labeler: n}, "judged_only": bool, "same_model": {labeler: {system: bool}}}}, "settings": {...}}``; the tests
-    and corrections default to the stats stage's (``stats.tests``, ``stats.corrections``). Every labeler of the
-    collection may be audited, file labels too (their labels are looked up, not computed)."""
-    lc = config["labels"]
-    au = lc.get("audit") or {}
-    st = config.get("stats") or {}
-    settings = {k: au.get(k) for k in ("depth", "measures", "tops", "n_boot", "seed")}
-    settings["tests"] = list(au.get("tests") or st.get("tests") or ["t"])
-    settings["corrections"] = list(au.get("corrections") or st.get("corrections") or ["holm"])
-    out = {"collections": {}, "settings": settings}
-    if not au.get("collections"):
-        return out
-    _check_pool_measures(au, "labels.audit")
-    for i, c in enumerate(au["collections"]):
-        if c not in lc["collections"]:
-            raise InputError(f"config key labels.audit.collections[{i}]: {c!r} is not under labels.collections "
-                             f"({sorted(lc['collections'])})")
-        systems = list(spine.systems[c])
-        if len(systems) < 2:
-            raise InputError(f"config key labels.audit.collections[{i}]: {c} has {len(systems)} population system; "
-                             "an audit compares at least 2")
-        labelers = list(lc["collections"][c]["labelers"])
-        if au.get("labelers") is not None:
-            for j, n in enumerate(au["labelers"]):
-                if n not in lc["labelers"]:
-                    raise InputError(f"config key labels.audit.labelers[{j}]: {n!r} is not a labeler under "
-                                     "labels.labelers")
-            labelers = [n for n in labelers if n in au["labelers"]]
-        if not labelers:
-            raise InputError(f"config key labels.audit.collections[{i}]: none of labels.audit.labelers labels {c} "
-                             f"(labels.collections.{c}.labelers: {lc['collections'][c]['labelers']})")
-        flags = {n: {s: bool(set(labeler_models(lc["labelers"][n])) & set(system_models(s))) for s in systems}
-                 for n in labelers}
-        sample = {n: k for n, k in (lc["collections"][c].get("sample") or {}).items() if n in labelers}
-        out["collections"][c] = {"systems": systems, "labelers": labelers, "sample": sample,
-                                 "judged_only": bool(lc["collections"][c].get("judged_only")), "same_model": flags}
-    return out
 
 
 def _label_files(spec: dict, res: str) -> list:

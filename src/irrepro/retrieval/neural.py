@@ -787,6 +787,11 @@ class NeuralSystem:
     def neural_first(self) -> bool:
         return self.first in FIRST_STAGE
 
+    @property
+    def models(self) -> tuple:
+        """The neural models the system runs, in order (its first stage when neural, then its re-rankers), each once."""
+        return tuple(dict.fromkeys(([self.first] if self.neural_first else []) + [r.model for r in self.rerank]))
+
     def first_system(self):
         """The PISA :class:`~irrepro.retrieval.pisa.System` of the first stage (None for a neural one)."""
         if self.neural_first:

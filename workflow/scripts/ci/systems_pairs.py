@@ -5,9 +5,8 @@ import pandas as pd
 
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
-from irrepro.errors import InputError
-from irrepro.papers.ci.systems import (check_grade_scale, check_runs_cover, draw_queries, judged_queries, own_judged,
-                                       systems_pairs, topic_queries)
+from irrepro.papers.ci.systems import (check_grade_scale, check_runs_cover, judged_queries, own_judged, systems_pairs,
+                                       topic_queries, validation_labelled)
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
@@ -27,13 +26,7 @@ with log_to(sm.log[0]) as log:
     else:
         queries = judged_queries(qrels)
         pool = systems_pairs(runs, qrels, p.k)
-        if p.queries is not None:
-            missing = sorted(set(p.queries) - set(queries))
-            if missing:
-                raise InputError(f"config key ci.systems.queries: {missing[:5]} have no judgment in the qrels")
-            labelled = list(p.queries)
-        else:
-            labelled = draw_queries(queries, p.n, p.seed)
+        labelled = validation_labelled(queries, p.queries, p.n, p.seed, "config key ci.systems.queries")
     known = 0
     for path in sm.input.labelled_pairs:
         seen = pd.read_csv(path, sep="\t", dtype={"query_id": str, "doc_id": str})

@@ -142,7 +142,7 @@ def resolve_systems(config: dict, spine) -> dict | None:
     stray = sorted(set(declared) - set(names))
     if stray:
         raise InputError(f"{key}.same_model: {stray} are not among ci.systems.systems {names}")
-    detected = [s for s in names if s not in declared and shares_model(s, lab, config["labels"]["labelers"][lab])]
+    detected = [s for s in names if s not in declared and spine.same_model(s, lab)]
     return {"collection": c, "systems": names, "runs": runs, "labeler": lab, "prompt": prompt,
             "prompt_hash": prompt_hash, "n_grades": n_grades, "k": k, "measures": measures, "n": int(cs["n"]),
             "queries": queries, "seed": int(cs["seed"]), "plan_widths": [float(x) for x in cs["plan_widths"]],
@@ -170,31 +170,17 @@ def _check_own_qrels_for(path: str, key: str, labeler: str, cal: dict) -> tuple[
     return q["query_id"].astype(str).nunique(), f"{key} ({path}: the queries it judges)"
 
 
-#: words of labeler names and models too common to identify a model
-_GENERIC_WORDS = {"file", "openai", "biencoder", "encoder", "vllm", "labels", "labeler", "model", "large", "small",
-                  "base", "instruct", "serve", "score"}
-
-
-def model_words(labeler: str, spec: dict) -> set:
-    """The words that identify the labeler's model: its name and its ``model`` (a path's last part), whole and
-    split at non-alphanumerics, lowercased, at least 4 characters, generic words (:data:`_GENERIC_WORDS`) left out."""
-    out = set()
-    for text in (labeler, str(spec.get("model") or "").rstrip("/").split("/")[-1], spec.get("backend") or ""):
-        text = str(text).lower()
-        for w in [text, *re.split(r"[^a-z0-9]+", text)]:
-            if len(w) >= 4 and w not in _GENERIC_WORDS:
-                out.add(w)
-    return out
-
-
-def shares_model(system: str, labeler: str, spec: dict) -> bool:
-    """Whether a system's name says it is built on the labeler's model (contains one of :func:`model_words`, e.g.
-    ``mine/bm25+minilm-rerank`` for the ``minilm`` labeler). A file labeler (labels computed elsewhere) shares
-    nothing that its spec names; declare such systems in ``ci.systems.same_model``."""
-    if (spec.get("backend") or "") == "file":
-        return False
-    name = str(system).lower()
-    return any(w in name for w in model_words(labeler, spec))
+def check_pool_measures(section: dict, key: str) -> None:
+    """Each of ``section``'s measures is the CI evaluator's DCG@k / nDCG@k with k within its pool ``depth``; an
+    error names ``<key>.measures[i]``."""
+    depth = int(section.get("depth", 10))
+    for i, m in enumerate(section.get("measures", [])):
+        try:
+            _, k = parse_measure(m)
+        except InputError as e:
+            raise InputError(f"config key {key}.measures[{i}]: {e}") from None
+        if k > depth:
+            raise InputError(f"config key {key}.measures[{i}]: {m} needs the top {k}; depth is {depth}")
 
 
 def _declared_top_grade(config: dict, collection: str):

@@ -156,6 +156,18 @@ def own_judged(qrels: pd.DataFrame, queries, listed=None, where: str = "the qrel
     return qrels, judged
 
 
+def validation_labelled(queries, listed, n: int, seed: int, where: str = "the labelled queries") -> list:
+    """Validation mode's human-labelled queries: ``listed`` (each must be among the judged ``queries``; an
+    :class:`~irrepro.errors.InputError` naming ``where`` otherwise) or ``n`` of them drawn with ``seed``
+    (:func:`draw_queries`)."""
+    if listed is None:
+        return draw_queries(queries, n, seed)
+    missing = sorted(set(listed) - set(queries))
+    if missing:
+        raise InputError(f"{where}: {missing[:5]} have no judgment in the qrels")
+    return list(listed)
+
+
 def draw_queries(queries, n: int, seed: int) -> list:
     """``n`` of ``queries`` drawn without replacement by ``numpy.random.default_rng(seed)`` (natural order)."""
     queries = list(queries)
