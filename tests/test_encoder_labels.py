@@ -100,7 +100,7 @@ def minilm():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from irrepro.labels import make_labeler
-    from irrepro.labels.base import MissingPackageError
+    from irrepro.models.optional import MissingPackageError
 
     try:
         return make_labeler({"backend": "biencoder", "model": "minilm", "threads": 2})
@@ -133,7 +133,7 @@ def test_minilm_scores_the_cosine_prompt_only_and_is_batch_invariant(minilm):
 
 
 def test_minilm_cache_key_carries_the_packaged_zip_md5(minilm):
-    from irrepro.labels.encoder import MINILM_ZIP_MD5
+    from irrepro.models.packaged import MINILM_ZIP_MD5
 
     assert minilm.cache_key == f"minilm-l6-v2#{MINILM_ZIP_MD5[:16]}"
 
@@ -188,7 +188,7 @@ def test_maxsim_ranks_a_relevant_passage_above_unrelated_ones(minilm_late):
 
 def test_similarity_names_the_cache_identity_and_is_checked(minilm, minilm_late):
     from irrepro.labels import make_labeler
-    from irrepro.labels.encoder import MINILM_ZIP_MD5
+    from irrepro.models.packaged import MINILM_ZIP_MD5
 
     assert minilm_late["maxsim"].cache_key == f"minilm-l6-v2-maxsim#{MINILM_ZIP_MD5[:16]}"
     assert minilm_late["mean+maxsim"].name == "minilm-l6-v2-mean+maxsim"
@@ -201,7 +201,8 @@ def test_encoder_settings_outside_its_name_are_in_the_key(minilm, tmp_path):
     """The default config's labeler keeps its key (its cached similarities are served); the word pieces per text,
     and the similarity and dtype under a given name, each relabel; batch size and threads serve."""
     from irrepro.labels import make_labeler
-    from irrepro.labels.encoder import COSINE, MINILM_ZIP_MD5
+    from irrepro.labels.encoder import COSINE
+    from irrepro.models.packaged import MINILM_ZIP_MD5
 
     from test_labels_identity import _relabels
 
@@ -220,15 +221,15 @@ def test_encoder_settings_outside_its_name_are_in_the_key(minilm, tmp_path):
 
 
 def test_packaged_minilm_checks_its_md5_and_reunpacks_a_damaged_copy(minilm, tmp_path, monkeypatch):
-    from irrepro.labels import encoder
+    from irrepro.models import packaged
 
-    folder = encoder.packaged_minilm(tmp_path)
+    folder = packaged.packaged_minilm(tmp_path)
     (folder / "tokenizer.json").write_text("{}")
-    again = encoder.packaged_minilm(tmp_path)
+    again = packaged.packaged_minilm(tmp_path)
     assert again == folder and json.loads((folder / "tokenizer.json").read_text()) != {}
-    monkeypatch.setattr(encoder, "MINILM_ZIP_MD5", "0" * 32)
+    monkeypatch.setattr(packaged, "MINILM_ZIP_MD5", "0" * 32)
     with pytest.raises(InputError, match="md5 .*expected 0{32}"):
-        encoder.packaged_minilm(tmp_path)
+        packaged.packaged_minilm(tmp_path)
 
 
 def test_stage_labels_a_table_through_the_cache_and_maps_cosines_to_grades(minilm, tmp_path, monkeypatch):

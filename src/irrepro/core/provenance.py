@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from irrepro import __version__
-from irrepro.datasets.mirror import md5sum
+from irrepro.core.io import md5sum
 
 PACKAGES = ["irrepro", "numpy", "scipy", "pandas", "matplotlib", "snakemake", "ir_datasets", "ir-measures",
             "pytrec-eval-terrier", "pyndeval", "pyterrier", "pyterrier-pisa", "torch", "transformers"]

@@ -17,13 +17,13 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from irrepro.datasets.mirror import md5sum
+from irrepro.core.io import md5sum
 from irrepro.errors import MissingDataError
 
 MEMO = ".irrepro-md5.json"
 
 
-md5_file = md5sum  # the one md5 of a file (irrepro.datasets.mirror.md5sum), under the name this module's callers use
+md5_file = md5sum  # the one md5 of a file (irrepro.core.io.md5sum), under the name this module's callers use
 
 
 class Md5Memo:

@@ -11,7 +11,6 @@ key ``mirror`` or else the environment variable ``IRREPRO_MIRROR``. The project 
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
 import shutil
 import urllib.request
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from irrepro.core.io import md5sum
 from irrepro.errors import InputError, MissingDataError
 
 ENV_VAR = "IRREPRO_MIRROR"
@@ -52,14 +52,6 @@ def mirror_root(override: str | os.PathLike | None = None) -> Path | None:
         src = "config key 'mirror'" if override else f"${ENV_VAR}"
         raise InputError(f"{src} names {str(value)!r}, which is not a directory")
     return p.resolve()
-
-
-def md5sum(path) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def artifact_path(name: str, cache_dir="resources/artifacts", mirror=None, allow_download: bool = True) -> Path:

@@ -40,7 +40,8 @@ Output format (the project's canonical labels table, minus ``collection`` which 
 """
 from __future__ import annotations
 
-from irrepro.labels.base import Labeler, LabelerError, MissingPackageError, expected_grade, label_columns, softmax
+from irrepro.labels.base import Labeler, LabelerError, expected_grade, label_columns, softmax
+from irrepro.models.optional import MissingPackageError
 from irrepro.labels.cache import LabelCache
 from irrepro.labels.factory import make_labeler
 from irrepro.labels.file import FileLabeler
@@ -49,7 +50,8 @@ from irrepro.labels.hf import HFLabeler
 from irrepro.labels.openai import OpenAILabeler
 from irrepro.labels.prompts import PROMPTS, Prompt, get_prompt
 from irrepro.labels.labelling import PAIR_COLUMNS, label_pairs
-from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_gguf_path, smollm2_labeler
+from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_labeler
+from irrepro.models.packaged import smollm2_gguf_path
 
 __all__ = [
     "Labeler", "HFLabeler", "OpenAILabeler", "FileLabeler", "HashLabeler", "MissingPackageError", "LabelerError",

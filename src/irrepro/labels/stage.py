@@ -11,24 +11,13 @@ import pandas as pd
 from irrepro.errors import InputError
 from irrepro.labels.base import Labeler
 from irrepro.labels.factory import calibration_of, make_labeler
+from irrepro.models.device import resolve_device
 
 #: torch threads of the local labelers (not the job's cores): float sums, hence the labels' last digits, depend on it
 LOCAL_THREADS = 2
 
 #: backends that run a model in the job's process (their torch threads are the job's cores)
 LOCAL_BACKENDS = ("smollm2", "hf", "biencoder")
-
-
-def resolve_device(device: str | None) -> str | None:
-    """``"auto"``: ``"cuda"`` when torch sees a GPU (a job given one, e.g. ``--gpus=1`` under SLURM), else ``"cpu"``;
-    any other value as it is. The device is not part of a labeler's cache identity (``hf:<model>[@dtype]``)."""
-    if device != "auto":
-        return device
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def job_threads(spec_json: str) -> int:

@@ -35,13 +35,13 @@ def _timed(torch, f):
 def _use_minilm(folder):
     """Load all-MiniLM-L6-v2 from an unpacked folder instead of the package (whose checks need its wheel)."""
     import irrepro.labels.encoder as E
-    import irrepro.retrieval.neural as N
+    import irrepro.retrieval.neural.encoders as N
 
     folder = Path(folder)
-    E.packaged_minilm = lambda cache_dir=None: folder
-    E.minilm_zip_path = lambda: folder / "model.zip"
+    E.packaged_minilm = N.packaged_minilm = lambda cache_dir=None: folder
+    N.minilm_zip_path = lambda: folder / "model.zip"
     N.verify_files = lambda *a, **k: {}
-    N._version = lambda *a: "unpacked"
+    N.dist_version = lambda *a: "unpacked"
 
 
 def labels(pairs: pd.DataFrame, configs, torch) -> tuple[dict, dict]:
