@@ -14,7 +14,9 @@ SRC = REPO / "src" / "irrepro"
 #: package -> the irrepro packages it must not import (at module level or inside a function)
 FORBIDDEN = {
     "core": ("labels", "retrieval", "papers", "selfpref", "audit", "stats", "repro", "datasets", "plan", "cli"),
+    "models": ("labels", "retrieval", "papers", "selfpref", "audit", "stats", "repro", "datasets", "plan", "cli"),
     "labels": ("papers", "retrieval", "selfpref", "audit", "repro", "plan", "cli"),
+    "retrieval": ("labels", "papers", "selfpref", "audit", "plan", "cli"),
     "papers": ("selfpref", "audit", "plan", "cli"),
     "stats": ("papers", "selfpref", "audit", "labels", "plan", "cli"),
     "selfpref": ("plan", "cli"),
@@ -78,6 +80,8 @@ def test_the_layer_check_fails_on_an_upward_or_private_import():
     assert layer_violations("irrepro.labels.x", "def f():\n    from irrepro.retrieval import neural\n")
     assert layer_violations("irrepro.audit.x", "from irrepro.labels.base import _check_lengths")
     assert layer_violations("irrepro.labels.x", "from ..papers import ci")
+    assert layer_violations("irrepro.retrieval.neural.encoders", "from irrepro.labels.encoder import BiEncoderLabeler")
+    assert layer_violations("irrepro.models.x", "import irrepro.labels.base")
     assert not layer_violations("irrepro.labels.x", "from irrepro.labels.base import _check_lengths")
     assert not layer_violations("irrepro.selfpref.x", "from irrepro.papers.ci import systems")
 
