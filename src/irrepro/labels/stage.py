@@ -56,6 +56,11 @@ def read_pairs(pairs_path) -> pd.DataFrame:
     return pd.read_csv(pairs_path, sep="\t", dtype={"query_id": str, "doc_id": str})
 
 
+def read_labels(path) -> pd.DataFrame:
+    """A labels table (``labels/<collection>/<labeler>.tsv``, as :func:`write_labels` writes it; ids as strings)."""
+    return pd.read_csv(path, sep="\t", dtype={"query_id": str, "doc_id": str})
+
+
 def pairs_with_texts(pairs_path, topics_path, *, texts: bool, dataset: str | None = None, home=None,
                      jsonl=None, subset=None) -> pd.DataFrame:
     """The pairs table (``labels/<collection>/pairs.tsv``) with columns ``query`` (the topic text) and ``text``

@@ -28,12 +28,12 @@ class Analysis:
     notes: list = field(default_factory=list)
 
     def add(self, collection: str, labeler: str, runs: dict, qrels: pd.DataFrame, queries, labels: pd.DataFrame,
-            flags: dict, labels_of, *, measures, n_boot: int, seed: int, label_gain, coverage_n, coverage_draws_,
+            flags: dict, labels_of, *, measures, n_boot: int, seed: int, label_gain, coverage_n, draws,
             alpha: float, ci_n_boot: int, batches: int) -> None:
         """One labeler's pool on one collection: ``qrels`` cut to the labeler's ``queries`` (its sample, if any),
         the two score tables (:func:`~irrepro.selfpref.scores.label_score_tables`), each system's bias, the
         same-model gap (when both groups have systems), the ranking agreement, and the coverage of the CI paper's
-        intervals over ``coverage_draws_`` draws of ``coverage_n`` queries (when the labeler labelled at least
+        intervals over ``draws`` draws of ``coverage_n`` queries (when the labeler labelled at least
         ``coverage_n + 2``), the labels of a draw from ``labels_of(drawn queries)``."""
         c, lab = collection, labeler
         qrels = qrels[qrels.query_id.astype(str).isin(set(queries))]
@@ -46,12 +46,12 @@ class Analysis:
             self.notes.append(f"{c}, {lab}: no gap (no compared system shares the labeler's model)")
         self.ranks.append(ranking_agreement(by_h, by_l, flags, labeler=lab).assign(collection=c))
         N = len(set(queries))
-        if coverage_draws_ and coverage_n <= N - 2:
-            _, table = coverage_draws(runs, qrels, labels_of, flags, measures, n=coverage_n, draws=coverage_draws_,
+        if draws and coverage_n <= N - 2:
+            _, table = coverage_draws(runs, qrels, labels_of, flags, measures, n=coverage_n, draws=draws,
                                       seed=seed, labeler=lab, alpha=alpha, n_boot=ci_n_boot, n_batches=batches,
                                       label_gain=label_gain)
-            self.covs.append(table.assign(collection=c, n=coverage_n, N=N, draws=coverage_draws_))
-        elif coverage_draws_:
+            self.covs.append(table.assign(collection=c, n=coverage_n, N=N, draws=draws))
+        elif draws:
             self.notes.append(f"{c}, {lab}: no coverage ({N} queries labelled; n = {coverage_n} needs at least "
                               f"{coverage_n + 2})")
 
@@ -60,6 +60,19 @@ class Analysis:
         frame with the columns where nothing was computed)."""
         return {"table": _collection_first(self.tables), "gap": _collection_first(self.gaps, GAP_COLUMNS),
                 "ranking": _collection_first(self.ranks), "coverage": _collection_first(self.covs, COVERAGE_COLUMNS)}
+
+
+def refit_labels(raw: pd.DataFrame, pairs: pd.DataFrame, spec_json: str, prompt_name: str):
+    """``labels_of(drawn queries)`` for the coverage draws: the labels of a draw, a calibrated labeler's
+    score-to-grade mapping refitted on the drawn queries' human grades only
+    (:func:`irrepro.labels.stage.finish_labels`); any other labeler's ``raw`` labels as they are."""
+    from irrepro.labels.prompts import get_prompt
+    from irrepro.labels.stage import finish_labels, labeler_spec
+
+    def labels_of(drawn):
+        return finish_labels(raw, pairs, labeler_spec(spec_json), get_prompt(prompt_name), fit_queries=drawn)
+
+    return labels_of
 
 
 def _collection_first(frames: list, columns=()) -> pd.DataFrame:

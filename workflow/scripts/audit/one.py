@@ -1,18 +1,17 @@
 """labels.audit for one collection and labeler: both populations (as they are, re-ranked by the judge) scored by
 the labels and by the qrels, their rank correlations and pair decisions, and the per-topic scores of the systems as
 they are by the labels and by the qrels (the same topics: the labeler's)."""
-import pandas as pd
-
 from irrepro.audit.labeler import audit_labeler
 from irrepro.core.io import write_table
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
+from irrepro.labels.stage import read_labels
 
 sm = snakemake  # noqa: F821
 p = sm.params
 with log_to(sm.log[0]) as log:
     c, lab = sm.wildcards.collection, sm.wildcards.labeler
-    labels = pd.read_csv(sm.input.labels, sep="\t", dtype={"query_id": str, "doc_id": str})
+    labels = read_labels(sm.input.labels)
     qrels = read_qrels(sm.input.qrels)
     qrels = qrels[qrels.query_id.astype(str).isin(set(labels.query_id))]  # the labeler's queries (its sample)
     runs = {s: read_run(sm.input[f"run_{s}"]) for s in p.systems}

@@ -6,7 +6,7 @@ from irrepro.core.io import write_table
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
 from irrepro.papers.ci import plots
-from irrepro.papers.ci.data import read_labels
+from irrepro.labels.stage import read_labels
 from irrepro.papers.ci.systems import evaluate_systems, systems_long, topic_queries, write_systems_md
 
 sm = snakemake  # noqa: F821

@@ -5,6 +5,7 @@ import pandas as pd
 
 from irrepro.core.logs import log_to
 from irrepro.core.trec import read_qrels, read_run
+from irrepro.labels.stage import read_pairs
 from irrepro.papers.ci.systems import (check_grade_scale, check_runs_cover, judged_queries, own_judged, systems_pairs,
                                        topic_queries, validation_labelled)
 
@@ -29,7 +30,7 @@ with log_to(sm.log[0]) as log:
         labelled = validation_labelled(queries, p.queries, p.n, p.seed, "config key ci.systems.queries")
     known = 0
     for path in sm.input.labelled_pairs:
-        seen = pd.read_csv(path, sep="\t", dtype={"query_id": str, "doc_id": str})
+        seen = read_pairs(path)
         known = int(pool.merge(seen[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"]).shape[0])
     what = f"{len(queries)} topics' queries, {len(labelled)} of them judged" if own else \
         f"{len(queries)} judged queries"

@@ -3,7 +3,7 @@ from irrepro.core.io import write_table, write_values
 from irrepro.core.logs import log_to
 from irrepro.papers.ci.analysis import table1_dcg_ir_measures, table1_long, table1_wide, write_table1_md
 from irrepro.papers.ci.claims import table1_values
-from irrepro.papers.ci.data import read_labels, read_pairs
+from irrepro.labels.stage import read_labels, read_pairs
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:

@@ -5,11 +5,12 @@ import pandas as pd
 from irrepro.core.io import to_markdown, write_table
 from irrepro.core.logs import log_to
 from irrepro.labels.agreement import agreement
+from irrepro.labels.stage import read_labels, read_pairs
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]) as log:
-    pairs = pd.read_csv(sm.input.pairs, sep="\t", dtype={"query_id": str, "doc_id": str})
-    labels = pd.concat([pd.read_csv(p, sep="\t", dtype={"query_id": str, "doc_id": str}) for p in sm.input.labels])
+    pairs = read_pairs(sm.input.pairs)
+    labels = pd.concat([read_labels(p) for p in sm.input.labels])
     summary, confusion = agreement(labels, pairs)
     write_table(summary, csv=sm.output.csv, float_format="%.6g")
     write_table(confusion, csv=sm.output.confusion)

@@ -2,24 +2,10 @@
 distributions as the arrays of :mod:`irrepro.papers.ci.intervals`, and the validation half of a 50:50 split."""
 from __future__ import annotations
 
-from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
-
-import pandas as pd
-
 from irrepro.core.gain import dcg_weights
+from irrepro.labels.stage import read_labels, read_pairs
+from irrepro.papers.ci.metric import DEFAULT_LABEL_GAIN
 from irrepro.papers.ci.ranking import label_matrix, per_query_dcg
-
-_IDS = {"query_id": str, "doc_id": str}
-
-
-def read_pairs(path) -> pd.DataFrame:
-    """A pairs table (``labels/<collection>/pairs.tsv``) with string ids."""
-    return pd.read_csv(path, sep="\t", dtype=_IDS)
-
-
-def read_labels(path) -> pd.DataFrame:
-    """A labels table (``labels/<collection>/<labeler>.tsv``) with string ids."""
-    return pd.read_csv(path, sep="\t", dtype=_IDS)
 
 
 def load(pairs_path, labels_path, k, label_gain=DEFAULT_LABEL_GAIN):
