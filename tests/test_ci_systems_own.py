@@ -225,7 +225,8 @@ def test_the_plan_resolves_the_own_mode_baseline_and_same_model(tmp_path):
     from irrepro.plan import same_model
 
     spine = SimpleNamespace(collections=["vaswani"], systems={"vaswani": ["bm25", "qld", "minilm-rerank"]},
-                            V="results/x", same_model=lambda s, lab: same_model(s, lab, base["labels"]["labelers"][lab]))
+                            V="results/x",
+                            same_model=lambda s, lab: same_model(s, lab, base["labels"]["labelers"][lab]))
     qrels = tmp_path / "q.txt"
     qrels.write_text("".join(f"{q} 0 d{q} {q % 2}\n" for q in range(1, 7)))  # 6 judged queries, grades 0 and 1
     base = {"labels": {"labelers": {"minilm": {"backend": "biencoder", "model": "minilm"}},

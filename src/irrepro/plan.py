@@ -1,11 +1,11 @@
 """The workflow's plan: a validated config resolved once into what the rules need.
 
 ``workflow/rules/common.smk`` validates the config against its JSON schemas (defaults filled), then calls
-:func:`resolve`, which checks everything a schema cannot (ids that must exist, files that must be there, keys that
-must agree across sections) and derives the lists the rules wire: collections, imports, systems, and, for every
-included paper, that paper's own plan (``irrepro.papers.<paper>.plan.resolve``; the label stage's is
-``irrepro.labels.plan.resolve``), and the label stage's analyses (:data:`STAGE_MODULES`). Every error names the dotted config key and what was expected
-(:class:`irrepro.errors.InputError`).
+:func:`resolve`, which checks everything a schema cannot (ids that must exist, files that must be there, keys that must
+agree across sections) and derives the lists the rules wire: collections, imports, systems, and, for every included
+paper, that paper's own plan (``irrepro.papers.<paper>.plan.resolve``; the label stage's is
+``irrepro.labels.plan.resolve``), and the label stage's analyses (:data:`STAGE_MODULES`). Every error names the dotted
+config key and what was expected (:class:`irrepro.errors.InputError`).
 """
 from __future__ import annotations
 

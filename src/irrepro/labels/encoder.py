@@ -58,11 +58,11 @@ class BiEncoderLabeler(TransformerEncoder, Labeler):
 
     ``model``: a local folder in transformers' format (``config.json``, weights, tokenizer) or ``"minilm"`` for the
     packaged all-MiniLM-L6-v2 (:func:`irrepro.models.packaged.packaged_minilm`): a
-    :class:`~irrepro.models.transformer.TransformerEncoder`, which loads it and gives the batches and mean pooling. Texts longer than ``max_tokens`` word pieces are cut
-    (default: the model's ``sentence_bert_config.json`` ``max_seq_length``, 256 for MiniLM, else 512), as
-    sentence-transformers does. Documents are encoded ``batch_size`` at a time; each query once per labeler (its
-    embedding is kept; ``batch_size`` None: :func:`irrepro.models.device.default_batch_size`, 256 on a GPU, 32
-    elsewhere). ``device``:
+    :class:`~irrepro.models.transformer.TransformerEncoder`, which loads it and gives the batches and mean pooling.
+    Texts longer than ``max_tokens`` word pieces are cut (default: the model's ``sentence_bert_config.json``
+    ``max_seq_length``, 256 for MiniLM, else 512), as sentence-transformers does. Documents are encoded ``batch_size``
+    at a time; each query once per labeler (its embedding is kept; ``batch_size`` None:
+    :func:`irrepro.models.device.default_batch_size`, 256 on a GPU, 32 elsewhere). ``device``:
     ``cpu``, ``cuda``, ``cuda:<i>``, ``mps`` or ``auto``; ``threads``: torch's CPU threads. A ``dtype`` other than
     float32 adds its arithmetic (:func:`irrepro.core.arithmetic.arithmetic`: device kind, native or emulated on a
     CPU) to :meth:`settings`, so labels computed in one are never served for another, and warns where it is

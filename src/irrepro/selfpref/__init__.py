@@ -9,21 +9,24 @@ This package measures it on a population of systems evaluated twice on the same 
 once with the labeler's labels, both as the canonical per-topic score table (``collection, system, topic,
 measure, value``; :mod:`irrepro.core.scores`):
 
-* :func:`~irrepro.selfpref.bias.self_preference_table` — per system: the mean score by labels and by humans, their difference (the
-  system's *bias*) with a 95% interval over topics, and the system's rank under both;
-* :func:`~irrepro.selfpref.bias.self_preference_gap` — the mean bias of the same-model systems minus that of the others, with its interval
-  from the same topic resamples (a labeler that is lenient to every system has a large bias but no gap);
-* :func:`~irrepro.selfpref.ranking.ranking_agreement` — Kendall's τ_b and τ_AP (:func:`irrepro.stats.rankcorr.tau_ap`) between the system ranking by labels and by
-  humans, with all systems and without the same-model systems;
-* :func:`~irrepro.selfpref.coverage.coverage_by_group` — the coverage of per-system confidence intervals (e.g. the CI paper's PPI / CRC
-  intervals of ``ci.systems``, :mod:`irrepro.papers.ci.systems`) for same-model systems against the others;
-* :func:`~irrepro.selfpref.coverage.coverage_draws` — those intervals from ``draws`` draws of ``n`` human-labelled queries (labels refitted on
-  each draw's queries by a callable), pooled, and their coverage per group (its interval clustered by draw: a
-  draw's systems share its queries);
-* :func:`~irrepro.selfpref.scores.label_score_tables` — the two score tables from runs, qrels and a labels table, computed by the CI paper's
-  evaluator (:mod:`irrepro.papers.ci.systems`): a document's predicted gain is ``2^{E_P[r]} − 1`` (the default
-  ``label_gain``, the authors' code) or ``E_P[2^r − 1]`` (Eq. 5), from its label distribution ``p_0 .. p_{G-1}``,
-  and a topic's value is DCG@k / nDCG@k of those gains (Eq. 6).
+* :func:`~irrepro.selfpref.bias.self_preference_table` — per system: the mean score by labels and by humans, their
+  difference (the system's *bias*) with a 95% interval over topics, and the system's rank under both;
+* :func:`~irrepro.selfpref.bias.self_preference_gap` — the mean bias of the same-model systems minus that of the
+  others, with its interval from the same topic resamples (a labeler that is lenient to every system has a large bias
+  but no gap);
+* :func:`~irrepro.selfpref.ranking.ranking_agreement` — Kendall's τ_b and τ_AP
+  (:func:`irrepro.stats.rankcorr.tau_ap`) between the system ranking by labels and by humans, with all systems and
+  without the same-model systems;
+* :func:`~irrepro.selfpref.coverage.coverage_by_group` — the coverage of per-system confidence intervals (e.g. the CI
+  paper's PPI / CRC intervals of ``ci.systems``, :mod:`irrepro.papers.ci.systems`) for same-model systems against the
+  others;
+* :func:`~irrepro.selfpref.coverage.coverage_draws` — those intervals from ``draws`` draws of ``n`` human-labelled
+  queries (labels refitted on each draw's queries by a callable), pooled, and their coverage per group (its interval
+  clustered by draw: a draw's systems share its queries);
+* :func:`~irrepro.selfpref.scores.label_score_tables` — the two score tables from runs, qrels and a labels table,
+  computed by the CI paper's evaluator (:mod:`irrepro.papers.ci.systems`): a document's predicted gain is
+  ``2^{E_P[r]} − 1`` (the default ``label_gain``, the authors' code) or ``E_P[2^r − 1]`` (Eq. 5), from its label
+  distribution ``p_0 .. p_{G-1}``, and a topic's value is DCG@k / nDCG@k of those gains (Eq. 6).
 
 **The interval of a bias.** Topics are the sample: a system's bias ``b = mean_t (L_t − H_t)`` is a mean of
 per-topic differences, and ``bias_low, bias_high`` is the paired bootstrap percentile interval of that mean

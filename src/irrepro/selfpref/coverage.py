@@ -25,8 +25,8 @@ def coverage_by_group(intervals: pd.DataFrame, same_model: Mapping[str, bool], *
     as it is; its ``kind = difference`` rows (a difference of two systems) are left out, and ``collection``,
     ``labeler`` and ``measure`` columns, where present, split the table too. Rows of several draws (the ``draw``
     column, as :func:`coverage_draws` writes it: one draw of human-labelled queries, with its seed) are pooled; a
-    table without a ``draw`` column is one draw. An interval covers its truth when ``low ≤ truth ≤ high`` up to rounding
-    (:func:`irrepro.papers.ci.experiment.covers`). A row without an interval (NaN ``low`` / ``high``, a CRC
+    table without a ``draw`` column is one draw. An interval covers its truth when ``low ≤ truth ≤ high`` up to
+    rounding (:func:`irrepro.papers.ci.experiment.covers`). A row without an interval (NaN ``low`` / ``high``, a CRC
     calibration that failed) counts in ``no_interval``, not among the ``intervals``. Every system needs a
     ``same_model`` flag; flags of systems absent from the table are an error (likely a misspelt name).
 

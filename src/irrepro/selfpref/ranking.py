@@ -34,8 +34,8 @@ def ranking_agreement(by_humans: pd.DataFrame, by_labels: pd.DataFrame, same_mod
     Same inputs as :func:`self_preference_table`. Rows (:data:`AGREEMENT_COLUMNS`): ``labeler, measure, systems``
     (how many are ranked), ``subset`` (:data:`SUBSETS`: ``all`` / ``without_same_model``), ``tau``
     (``scipy.stats.kendalltau``, variant b: ties in either ranking adjust the denominator), ``tau_ap``
-    (:func:`irrepro.stats.rankcorr.tau_ap` with the human ranking as the truth; ties as documented there), ``discordant`` (pairs ordered
-    the other way round by labels, ties not counted). If only the same-model systems are displaced, τ rises to 1
+    (:func:`irrepro.stats.rankcorr.tau_ap` with the human ranking as the truth; ties as documented there),
+    ``discordant`` (pairs ordered the other way round by labels, ties not counted). If only the same-model systems are displaced, τ rises to 1
     without them; if it stays low, the labels disagree with humans beyond self-preference. A subset of fewer than
     2 systems has NaN correlations.
     """

@@ -28,8 +28,8 @@ here before it is used, so a damaged file or another package version is refused)
 Systems and their names (characters ``[A-Za-z0-9._+-]`` only, read back by :func:`parse_system`):
 
 * a first stage: ``e5-small``, ``e5-small-lc``, ``minilm-l6-v2`` or ``splade-tiny`` (all documents scored;
-  :func:`dense_search`, :func:`splade_search`), or any PISA system name of :mod:`irrepro.retrieval.pisa` (``bm25_k1-0.9_b-0.4``,
-  ``qld_mu-1000+rm3_fb-10_terms-20_lambda-0.5``);
+  :func:`dense_search`, :func:`splade_search`), or any PISA system name of :mod:`irrepro.retrieval.pisa`
+  (``bm25_k1-0.9_b-0.4``, ``qld_mu-1000+rm3_fb-10_terms-20_lambda-0.5``);
 * followed by any number of re-ranking stages ``+<model>-rerank_k-<k>`` (:func:`rerank`): the top ``k`` documents
   of the stage before are scored again by ``<model>`` (one of :data:`MODELS`), e.g.
   ``bm25_k1-0.9_b-0.4+minilm-l6-v2-rerank_k-100`` or ``splade-tiny+e5-small-rerank_k-50``.

