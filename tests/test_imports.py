@@ -137,3 +137,39 @@ def test_adding_a_measure_reruns_no_matrix_or_trec_eval_import(dag, tmp_path):
     rules = set(re.findall(r"^(?:local)?rule (\S+):", out, flags=re.M))
     assert "evaluate" in rules, rules            # the change is seen where the measures are computed
     assert "import_scores" not in rules, rules
+
+
+#: what a Snakemake process must not import while it reads the Snakefile and resolves the config's plan: every job's
+#: Snakemake processes on a cluster (two per job) and every dry run parse it, and these took 0.9 s of its 2.3 s
+#: (scipy.stats, reached through a package ``__init__``) before the plan's imports were kept light
+HEAVY_AT_PARSE = ("scipy.stats", "statsmodels", "torch", "transformers", "matplotlib", "sklearn")
+
+
+def heavy_imports(importtime: str) -> list:
+    """The :data:`HEAVY_AT_PARSE` modules imported (themselves or a submodule: scipy's lazy loader logs only the
+    submodules of ``scipy.stats``) by the output of ``python -X importtime``."""
+    names = {line.rsplit("|", 1)[-1].strip() for line in importtime.splitlines() if line.startswith("import time:")}
+    return sorted(h for h in HEAVY_AT_PARSE if any(n == h or n.startswith(h + ".") for n in names))
+
+
+def test_heavy_imports_reads_importtime_output():
+    text = ("import time: self [us] | cumulative | imported package\n"
+            "import time:       606 |     563595 | snakemake.cli\n"
+            "import time:     34202 |     397273 |     scipy.stats._stats_py\n")
+    assert heavy_imports(text) == ["scipy.stats"]  # the wrong input: a parse that imported scipy.stats
+    assert heavy_imports(text.replace("scipy.stats._stats_py", "scipy.special")) == []
+    assert heavy_imports(text.replace("scipy.stats._stats_py", "torchvision")) == []
+
+
+@pytest.mark.parametrize("config", ["config/test.yaml", "config/config.yaml"])
+def test_parsing_the_snakefile_imports_no_heavy_library(config, tmp_path):
+    import subprocess
+    import sys
+
+    repo = Path(irrepro.__file__).parents[2]
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "snakemake", "-s", str(repo / "Snakefile"),
+                        "-d", str(tmp_path), "--configfile", str(repo / config), "--list-rules"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "stats_compare" in p.stdout
+    assert heavy_imports(p.stderr) == []

@@ -49,11 +49,27 @@ share a labeler's model: :meth:`irrepro.plan.Plan.same_model`), wired by ``workf
 per-(collection, labeler) analysis and its summary in :mod:`irrepro.selfpref.report`, the figure in
 :mod:`irrepro.selfpref.plots`.
 """
-from irrepro.selfpref.bias import GAP_COLUMNS, TABLE_COLUMNS, self_preference_gap, self_preference_table
-from irrepro.selfpref.coverage import COVERAGE_COLUMNS, GROUPS, coverage_by_group, coverage_draws
-from irrepro.selfpref.ranking import AGREEMENT_COLUMNS, SUBSETS, ranking_agreement
-from irrepro.selfpref.scores import label_score_tables
+# the names below are imported on first use (PEP 562): the config's plan imports irrepro.selfpref.plan in every
+# Snakemake process, which must not pay for scipy.stats (0.9 s) that only the analyses need
+_WHERE = {"TABLE_COLUMNS": "bias", "GAP_COLUMNS": "bias", "self_preference_table": "bias",
+          "self_preference_gap": "bias", "COVERAGE_COLUMNS": "coverage", "GROUPS": "coverage",
+          "coverage_by_group": "coverage", "coverage_draws": "coverage", "AGREEMENT_COLUMNS": "ranking",
+          "SUBSETS": "ranking", "ranking_agreement": "ranking", "label_score_tables": "scores"}
 
 __all__ = ["TABLE_COLUMNS", "GAP_COLUMNS", "AGREEMENT_COLUMNS", "COVERAGE_COLUMNS", "GROUPS", "SUBSETS",
            "self_preference_table", "self_preference_gap", "ranking_agreement", "coverage_by_group",
            "label_score_tables", "coverage_draws"]
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
