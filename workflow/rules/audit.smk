@@ -29,6 +29,7 @@ use rule labels_selfpref_pairs as labels_audit_pairs with:
 
 use rule labels_selfpref_labels as labels_audit_labels with:
     input:
+        unpack(audit_labels_after),
         pairs=f"{V}/labels/audit/{{collection}}/{{labeler}}/pairs.tsv",
         topics=f"{V}/collections/{{collection}}/topics.tsv",
         docs=lambda wc: docs_inputs(wc.collection),

@@ -336,6 +336,16 @@ def audit_runs(wc):
     return {f"run_{s}": f"{V}/runs/{wc.collection}/{s}.run" for s in AUD[wc.collection]["systems"]}
 
 
+def audit_labels_after(wc):
+    """The self-preference labels of the same collection and labeler, where that stage labels them: the audit's
+    label job runs after that job and finds the pairs both label in the label cache. Run side by side, both jobs
+    computed those pairs, each in its own batches, and the cache kept whichever finished first (labels that differ in
+    their last bits from run to run)."""
+    if wc.labeler in (SP.get(wc.collection) or {}).get("labelers", ()):
+        return {"selfpref": f"{V}/labels/{wc.collection}/self_preference/{wc.labeler}/labels.tsv"}
+    return {}
+
+
 def audit_outputs():
     """The judge audit's per-(collection, labeler) tables, which the gathering rule reads."""
     return {
