@@ -110,9 +110,9 @@ def test_vllm_labels_agree_with_the_in_process_labeler(server, pairs, in_process
 
 
 def test_vllm_generation_mode_reads_the_same_first_token(server, pairs, in_process):
-    """Generation mode (chat endpoint, top-20 alternatives per generated position): trecdl's grades are single
+    """Generation mode (chat endpoint, top-20 alternatives per generated position): the prompt's grades are single
     tokens, so a grade among the first position's alternatives has the scoring mode's log-probability. SmolLM2's
-    first token is mostly "The" or "[", with some grades in the top 20: the others get the floor (missing_logprob)."""
+    first token is mostly "The" or "[", with a grade in the top 20: the others get the floor (missing_logprob)."""
     gen = L.OpenAILabeler("smollm2", server.base_url, api_key_env=None, top_logprobs=20, max_tokens=1,
                           missing_logprob="floor")
     P = get_prompt(PROMPT)
@@ -125,9 +125,9 @@ def test_vllm_generation_mode_reads_the_same_first_token(server, pairs, in_proce
             if s in first:
                 compared += 1
                 assert abs(first[s] - in_process["logp"][i, r]) <= LOGP_TOLERANCE, (i, s, first[s])
-    assert compared >= n  # about 2 of the 4 grades per pair
+    assert compared >= n  # one of the 2 grades per pair (measured: 6 grades of 6 pairs)
     labels = gen.score(P, pairs["query"][:n].tolist(), pairs["text"][:n].tolist())
-    assert labels.shape == (n, 4) and np.allclose(labels.sum(1), 1)
+    assert labels.shape == (n, P.n_grades) and np.allclose(labels.sum(1), 1)
 
 
 def test_vllm_server_killed_mid_run_loses_and_repeats_no_label(server, pairs, in_process, tmp_path, caplog):

@@ -10,7 +10,11 @@ import pytest
 
 from irrepro import labels as L
 
-PROMPT = "trecdl"
+#: the two-grade prompt: each pair is scored by one echoed completion per grade, and vLLM computes the
+#: log-probabilities of every position of each (the OpenAI API has no "last tokens only"), so a pair costs about
+#: G x its length: binary has 2 grades and 232 characters of instructions where trecdl has 4 and 490 (8 pairs through
+#: the server at 2.05 pairs/s with binary, 2026-11-29, AMD EPYC with AVX512)
+PROMPT = "binary"
 #: vLLM and the in-process labeler compute the same float32 model with different kernels (vLLM's CPU attention,
 #: fused RMSNorm and SiLU-and-multiply, its own GEMM blocking; torch's eager ops in-process), so the same sums are
 #: added in another order. float32 rounds each of the ~100 sums along a token's path through 30 layers by eps32 =
@@ -40,7 +44,7 @@ def vllm_python(tmp_path_factory):
 def model_dir():
     for module in ("torch", "transformers", "gguf"):
         pytest.importorskip(module)
-    from irrepro.labels.smollm2 import converted_smollm2
+    from irrepro.labels.backends.smollm2 import converted_smollm2
 
     return converted_smollm2()
 
