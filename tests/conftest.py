@@ -88,7 +88,7 @@ def irds_home(tmp_path_factory, mirror):
     return _IRDS_HOME
 
 
-# Local models converted for fast loading (irrepro.labels.smollm2.converted_smollm2): one cache for the tests and
+# Local models converted for fast loading (irrepro.labels.backends.smollm2.converted_smollm2): one cache for the tests and
 # every DAG they run (which would otherwise convert into each working directory's resources/models), the user's own
 # (~/.cache/irrepro/models) unless IRREPRO_MODEL_CACHE says otherwise.
 from irrepro.models.packaged import MODEL_CACHE_ENV, model_cache_dir  # noqa: E402

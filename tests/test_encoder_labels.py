@@ -119,7 +119,7 @@ def test_minilm_cosine_ranks_a_relevant_passage_above_unrelated_ones(minilm):
 
 
 def test_minilm_scores_the_cosine_prompt_only_and_is_batch_invariant(minilm):
-    from irrepro.labels.encoder import COSINE, cosine_of
+    from irrepro.labels.backends.biencoder import COSINE, cosine_of
 
     qs = ["solar panels efficiency", "history of rome", "solar panels efficiency"]
     ds = ["Photovoltaic cells convert sunlight into electricity at 15-22% efficiency.",
@@ -201,7 +201,7 @@ def test_encoder_settings_outside_its_name_are_in_the_key(minilm, tmp_path):
     """The default config's labeler keeps its key (its cached similarities are served); the word pieces per text,
     and the similarity and dtype under a given name, each relabel; batch size and threads serve."""
     from irrepro.labels import make_labeler
-    from irrepro.labels.encoder import COSINE
+    from irrepro.labels.backends.biencoder import COSINE
     from irrepro.models.packaged import MINILM_ZIP_MD5
 
     from test_labels_identity import _relabels
@@ -292,7 +292,7 @@ def test_a_document_of_several_pairs_goes_through_the_model_once(minilm, minilm_
     import pandas as pd
 
     from irrepro.labels import label_pairs
-    from irrepro.labels.encoder import COSINE
+    from irrepro.labels.backends.biencoder import COSINE
 
     d1 = "the electromagnetic radiation of a dipole antenna in free space"
     d2 = "boundary layer transition on a flat plate at supersonic speeds"

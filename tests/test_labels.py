@@ -625,7 +625,7 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     """The converted copy (loaded in about a second) and the GGUF file (about 20 s): the same tensors, tokenizer and
     chat template, so the same scores bit for bit on the fixed sample under two prompts. A conversion that lost the
     chat template, the tied output layer or a tensor (or cast it) would change them."""
-    from irrepro.labels.smollm2 import converted_smollm2
+    from irrepro.labels.backends.smollm2 import converted_smollm2
     from irrepro.models.packaged import model_cache_dir
 
     converted = smollm2_labeler(batch_size=4)
@@ -671,7 +671,7 @@ def test_converted_model_without_the_embedding_tensor_is_converted_again(tmp_pat
     import torch
     from safetensors.torch import save_file
 
-    from irrepro.labels.smollm2 import _lacks_embedding
+    from irrepro.labels.backends.smollm2 import _lacks_embedding
     from irrepro.models.weights import check_manifest, write_manifest
 
     w = torch.arange(6, dtype=torch.float32).reshape(2, 3)

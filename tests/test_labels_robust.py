@@ -10,7 +10,7 @@ import pytest
 
 from irrepro import labels as L
 from irrepro.errors import InputError
-from irrepro.labels import smollm2 as S
+from irrepro.labels.backends import smollm2 as S
 from irrepro.models import packaged as P, weights as W
 
 from conftest import smollm2_labeler

@@ -78,11 +78,12 @@ def test_no_module_imports_a_higher_layer_or_another_packages_private_name():
 def test_the_layer_check_fails_on_an_upward_or_private_import():
     assert layer_violations("irrepro.labels.plan", "from irrepro.papers.ci.plan import parse_measure")
     assert layer_violations("irrepro.labels.x", "def f():\n    from irrepro.retrieval import neural\n")
-    assert layer_violations("irrepro.audit.x", "from irrepro.labels.base import _check_lengths")
+    assert layer_violations("irrepro.audit.x", "from irrepro.labels.base import _private")
     assert layer_violations("irrepro.labels.x", "from ..papers import ci")
-    assert layer_violations("irrepro.retrieval.neural.encoders", "from irrepro.labels.encoder import BiEncoderLabeler")
+    assert layer_violations("irrepro.retrieval.neural.encoders",
+                            "from irrepro.labels.backends.biencoder import BiEncoderLabeler")
     assert layer_violations("irrepro.models.x", "import irrepro.labels.base")
-    assert not layer_violations("irrepro.labels.x", "from irrepro.labels.base import _check_lengths")
+    assert not layer_violations("irrepro.labels.x", "from irrepro.labels.base import _private")
     assert not layer_violations("irrepro.selfpref.x", "from irrepro.papers.ci import systems")
 
 

@@ -293,7 +293,7 @@ def test_rerank_refuses_missing_texts(minilm):
 def test_minilm_rerank_score_is_the_label_stage_cosine(minilm):
     first = _first_stage().query("query_id == 'boil'")
     out = N.rerank(first, DOCS, PARAPHRASES, minilm, k=5)
-    from irrepro.labels.encoder import BiEncoderLabeler
+    from irrepro.labels.backends.biencoder import BiEncoderLabeler
 
     lab = BiEncoderLabeler("minilm", threads=minilm.encoder._torch.get_num_threads())
     s = lab.similarities([PARAPHRASES.text[4]] * 5, [DOCS[d] for d in out.doc_id])

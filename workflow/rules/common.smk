@@ -45,7 +45,7 @@ VERSION = PLAN.version
 V = PLAN.V
 RES = PLAN.res
 MIRROR = PLAN.mirror
-# Local models converted once for fast loading (irrepro.labels.smollm2.converted_smollm2) live with the other
+# Local models converted once for fast loading (irrepro.labels.backends.smollm2.converted_smollm2) live with the other
 # downloads; jobs inherit the variable. Loading only: labels and their cache keys do not depend on it.
 os.environ.setdefault("IRREPRO_MODEL_CACHE", os.path.abspath(f"{RES}/models"))
 

@@ -26,9 +26,10 @@ file. A damaged cache file is moved aside and its readable labels kept; cached r
 and non-finite log-probabilities, never become labels. :func:`make_labeler` builds a labeler from a
 config mapping such as ``{"backend": "smollm2"}``.
 
-Modules: :mod:`~irrepro.labels.base` (interface, softmax, label columns), one backend each in
-:mod:`~irrepro.labels.hf`, :mod:`~irrepro.labels.smollm2`, :mod:`~irrepro.labels.openai`, :mod:`~irrepro.labels.file`,
-:mod:`~irrepro.labels.hash`; :mod:`~irrepro.labels.cache`, :mod:`~irrepro.labels.labelling` (:func:`label_pairs`),
+Modules: :mod:`~irrepro.labels.base` (interface, softmax, label columns); the backends in
+:mod:`~irrepro.labels.backends` (one module each, found by name in its registry: ``hf``, ``smollm2``, ``openai``,
+``biencoder``, ``file``, ``hash``), :mod:`~irrepro.labels.vllm` (a vLLM server for the ``openai`` backend);
+:mod:`~irrepro.labels.cache`, :mod:`~irrepro.labels.labelling` (:func:`label_pairs`),
 :mod:`~irrepro.labels.factory` (:func:`make_labeler`), :mod:`~irrepro.labels.plan` (the config of the stage),
 :mod:`~irrepro.labels.stage` and :mod:`~irrepro.labels.shards` (the rules' steps, single job or scatter/gather),
 :mod:`~irrepro.labels.prompts`, :mod:`~irrepro.labels.prefix` (shared prompt prefixes of causal models, computed
@@ -44,13 +45,13 @@ from irrepro.labels.base import Labeler, LabelerError, expected_grade, label_col
 from irrepro.models.optional import MissingPackageError
 from irrepro.labels.cache import LabelCache
 from irrepro.labels.factory import make_labeler
-from irrepro.labels.file import FileLabeler
-from irrepro.labels.hash import HashLabeler
-from irrepro.labels.hf import HFLabeler
-from irrepro.labels.openai import OpenAILabeler
+from irrepro.labels.backends.file import FileLabeler
+from irrepro.labels.backends.hash import HashLabeler
+from irrepro.labels.backends.hf import HFLabeler
+from irrepro.labels.backends.openai import OpenAILabeler
 from irrepro.labels.prompts import PROMPTS, Prompt, get_prompt
 from irrepro.labels.labelling import PAIR_COLUMNS, label_pairs
-from irrepro.labels.smollm2 import SMOLLM2_GGUF, smollm2_labeler
+from irrepro.labels.backends.smollm2 import SMOLLM2_GGUF, smollm2_labeler
 from irrepro.models.packaged import smollm2_gguf_path
 
 __all__ = [

@@ -126,7 +126,7 @@ class Labeler(abc.ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-def _check_lengths(queries, docs, query_ids=None, doc_ids=None):
+def check_lengths(queries, docs, query_ids=None, doc_ids=None):
     n = len(queries)
     if len(docs) != n or (query_ids is not None and len(query_ids) != n) or (doc_ids is not None and len(doc_ids) != n):
         raise ValueError("queries, docs (and query_ids, doc_ids) must have the same length")

@@ -11,7 +11,7 @@ run at one position per row, are left out), T the tokens computed (shared prefix
 the wall time; achieved / peak is the fraction of the GEMM peak the labeler reaches on the tokens it computes. The
 modes' log-probabilities and labels are compared with the first mode's.
 
-A bi-encoder (:class:`~irrepro.labels.encoder.BiEncoderLabeler`) has no prompt modes: :func:`bench_encoder`
+A bi-encoder (:class:`~irrepro.labels.backends.biencoder.BiEncoderLabeler`) has no prompt modes: :func:`bench_encoder`
 loads it (timed), encodes the pairs in :func:`~irrepro.labels.labelling.label_pairs`' order and reports pairs/s with and
 without the load and the same achieved rate, T being the word pieces encoded (padding excluded; each query once),
 against the GEMM peak in the labeler's dtype.
@@ -69,7 +69,7 @@ def _ordered(pairs: pd.DataFrame) -> list[int]:
 
 def bench_labeler(labeler, prompt, pairs: pd.DataFrame, modes=("batch", True), threads: int = 2,
                   peak: float | None = None) -> dict:
-    """Label ``pairs`` (columns query, text) with a :class:`~irrepro.labels.hf.HFLabeler` under each
+    """Label ``pairs`` (columns query, text) with a :class:`~irrepro.labels.backends.hf.HFLabeler` under each
     ``share_prefix`` mode, ``labeler.batch_size`` pairs per call, and compare (see the module docstring).
 
     The modes take turns call by call (each with its own cold prefix store), so a change of machine load hits

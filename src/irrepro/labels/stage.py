@@ -98,9 +98,9 @@ def write_labels(table: pd.DataFrame, collection: str, labeler: str, path) -> No
 
 
 def scored_prompt(spec: dict, prompt):
-    """The prompt a labeler is run (and cached) under: :data:`~irrepro.labels.encoder.COSINE` for a backend that
+    """The prompt a labeler is run (and cached) under: :data:`~irrepro.labels.backends.biencoder.COSINE` for a backend that
     returns a score to be mapped to grades (:func:`~irrepro.labels.factory.calibration_of`), else ``prompt``."""
-    from irrepro.labels.encoder import COSINE
+    from irrepro.labels.backends.biencoder import COSINE
 
     return COSINE if calibration_of(spec) is not None else prompt
 
@@ -118,7 +118,7 @@ def finish_labels(table: pd.DataFrame, pairs: pd.DataFrame, spec: dict, prompt, 
         return table
     from irrepro.labels.base import label_columns
     from irrepro.labels.calibrate import crossfit
-    from irrepro.labels.encoder import cosine_of
+    from irrepro.labels.backends.biencoder import cosine_of
 
     keys = ["query_id", "doc_id"]
     human = pairs.assign(query_id=pairs.query_id.astype(str), doc_id=pairs.doc_id.astype(str))

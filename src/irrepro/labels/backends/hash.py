@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from irrepro.labels.base import Labeler, _check_lengths, softmax
+from irrepro.labels.base import Labeler, check_lengths, softmax
 from irrepro.labels.prompts import get_prompt
 
 
@@ -32,7 +32,7 @@ class HashLabeler(Labeler):
         prompt = get_prompt(prompt)
         if query_ids is None or doc_ids is None:
             query_ids, doc_ids = queries, docs
-        n = _check_lengths(queries, docs, query_ids, doc_ids)
+        n = check_lengths(queries, docs, query_ids, doc_ids)
         G = prompt.n_grades
         out = np.empty((n, G))
         for i, (q, d) in enumerate(zip(query_ids, doc_ids)):
@@ -42,3 +42,15 @@ class HashLabeler(Labeler):
             out[i] = [(h[r] + 1) / 257.0 for r in range(G)]
             out[i] = softmax(np.log(out[i]) * 4.0)
         return out
+
+
+# the backend's declaration (irrepro.labels.backends): its config keys, those it requires, and its labeler
+KEYS = frozenset({
+    "seed", "delay", "batch_size", "name",
+})
+REQUIRED = ()
+
+
+def make(spec: dict) -> HashLabeler:
+    spec = dict(spec)
+    return HashLabeler(**spec)

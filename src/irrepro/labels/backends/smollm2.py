@@ -12,7 +12,7 @@ from pathlib import Path
 from irrepro.models.offline import offline
 from irrepro.models.packaged import model_cache_dir, smollm2_gguf_path
 from irrepro.models.weights import MANIFEST, check_manifest, verify_packaged, write_manifest
-from irrepro.labels.hf import HFLabeler
+from irrepro.labels.backends.hf import HFLabeler
 
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -177,3 +177,15 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int
     if name == default_name:  # the dtype is in the name
         lab.input_settings.pop("dtype", None)
     return lab
+
+
+# the backend's declaration (irrepro.labels.backends): its config keys, those it requires, and its labeler
+KEYS = frozenset({
+    "device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "share_prefix", "convert",
+})
+REQUIRED = ()
+
+
+def make(spec: dict) -> HFLabeler:
+    spec = dict(spec)
+    return smollm2_labeler(**spec)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from irrepro.errors import InputError
-from irrepro.labels.base import Labeler, _check_lengths
+from irrepro.labels.base import Labeler, check_lengths
 from irrepro.labels.prompts import get_prompt
 
 
@@ -65,7 +65,7 @@ class FileLabeler(Labeler):
         prompt = get_prompt(prompt)
         if query_ids is None or doc_ids is None:
             raise ValueError("FileLabeler.score needs query_ids and doc_ids")
-        n = _check_lengths(queries, docs, query_ids, doc_ids)
+        n = check_lengths(queries, docs, query_ids, doc_ids)
         G = prompt.n_grades
         out = np.full((n, G), self.smoothing / G)
         absent = []
@@ -83,3 +83,15 @@ class FileLabeler(Labeler):
             raise InputError(f"{len(absent)} pair(s) have no label in this file, e.g. query {absent[0][0]!r}, "
                              f"document {absent[0][1]!r} (pass missing='nan' to get NaN rows)", path=self.path)
         return out
+
+
+# the backend's declaration (irrepro.labels.backends): its config keys, those it requires, and its labeler
+KEYS = frozenset({
+    "path", "smoothing", "missing", "name", "batch_size",
+})
+REQUIRED = ("path",)
+
+
+def make(spec: dict) -> FileLabeler:
+    spec = dict(spec)
+    return FileLabeler(spec.pop("path"), **spec)

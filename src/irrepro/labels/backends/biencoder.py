@@ -30,7 +30,7 @@ import numpy as np
 
 from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
-from irrepro.labels.base import Labeler, _check_lengths
+from irrepro.labels.base import Labeler, check_lengths
 from irrepro.labels.prompts import Prompt
 from irrepro.models.packaged import packaged_minilm
 from irrepro.models.transformer import TransformerEncoder
@@ -40,7 +40,7 @@ from irrepro.models.transformer import TransformerEncoder
 #: its cache version hashes the template and suffixes only): two "grades", p_1 = (1 + s) / 2
 COSINE = Prompt(id="cosine", template="{query}\n{passage}", suffixes=("dissimilar", "similar"),
                 description="a similarity s in [-1, 1] of query and document encodings, stored as [(1-s)/2, (1+s)/2]",
-                source="irrepro.labels.encoder")
+                source="irrepro.labels.backends.biencoder")
 
 #: the bi-encoder similarities (see the module docstring); ``mean`` keeps the labeler's name, the others add ``-<name>``
 SIMILARITIES = ("mean", "maxsim", "mean+maxsim")
@@ -77,7 +77,7 @@ class BiEncoderLabeler(TransformerEncoder, Labeler):
     def __init__(self, model: str = "minilm", device: str = "cpu", batch_size: int | None = None, *,
                  max_tokens: int | None = None, threads: int | None = None, name: str | None = None,
                  dtype: str = "float32", similarity: str = "mean"):
-        from irrepro.labels.hf import local_weights_id
+        from irrepro.labels.backends.hf import local_weights_id
 
         if similarity not in SIMILARITIES:
             raise InputError(f"labeler similarity {similarity!r}: expected one of {list(SIMILARITIES)}")
@@ -133,7 +133,7 @@ class BiEncoderLabeler(TransformerEncoder, Labeler):
 
     def similarities(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
         """s(q_i, d_i) for each pair (the configured ``similarity``); queries are encoded once and kept."""
-        _check_lengths(queries, docs)
+        check_lengths(queries, docs)
         pooled, late = self.similarity != "maxsim", self.similarity != "mean"
         new = sorted({q for q in queries if q not in self._queries})
         for b, h, m in self.batches(new):
@@ -180,3 +180,18 @@ class BiEncoderLabeler(TransformerEncoder, Labeler):
                              "irrepro.labels.calibrate (a mapping fitted on other queries' human labels)")
         s = self.similarities(queries, docs)
         return np.stack([(1.0 - s) / 2.0, (1.0 + s) / 2.0], axis=1)
+
+
+# the backend's declaration (irrepro.labels.backends): its config keys, those it requires, and its labeler
+KEYS = frozenset({
+    "model", "device", "dtype", "batch_size", "threads", "max_tokens", "name", "similarity", "folds",
+    "calibration_seed",
+})
+REQUIRED = ()
+#: keys of the score-to-grade mapping (irrepro.labels.calibrate) with their defaults: read by the label stage, not
+#: by the labeler
+CALIBRATION = {"folds": 5, "calibration_seed": 0}
+
+
+def make(spec: dict) -> BiEncoderLabeler:
+    return BiEncoderLabeler(**{k: v for k, v in spec.items() if k not in CALIBRATION})

@@ -9,7 +9,7 @@ import numpy as np
 
 from irrepro.core.arithmetic import model_arithmetic
 from irrepro.errors import InputError
-from irrepro.labels.base import Labeler, _check_lengths, check_log_scores, softmax
+from irrepro.labels.base import Labeler, check_lengths, check_log_scores, softmax
 from irrepro.models.device import torch_device
 from irrepro.models.optional import HINTS, require
 from irrepro.labels.prefix import SENTINELS, PrefixStore, TokenStats, group_by_prefix
@@ -249,7 +249,7 @@ class HFLabeler(Labeler):
     # ------------------------------------------------------------------ scoring
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
         prompt = get_prompt(prompt)
-        n = _check_lengths(queries, docs)
+        n = check_lengths(queries, docs)
         if not n:
             return np.zeros((0, prompt.n_grades))
         return softmax(check_log_scores(self.name, self.log_scores(prompt, queries, docs), query_ids or queries,
@@ -431,3 +431,16 @@ class HFLabeler(Labeler):
                              attention_mask=mask.repeat_interleave(C, dim=0), decoder_input_ids=dec, use_cache=False)
             lp = torch.log_softmax(out.logits.float(), dim=-1).reshape(B, C, Ld, -1).cpu().numpy()
         return self._gather(lp[:, 0, 0, :], lp[:, :, 1:, :], contexts, which, suffix_ids)
+
+
+# the backend's declaration (irrepro.labels.backends): its config keys, those it requires, and its labeler
+KEYS = frozenset({
+    "model", "kind", "device", "dtype", "batch_size", "threads", "max_doc_tokens", "name", "chat_template",
+    "raw_suffix_prefix", "gguf_file", "revision", "trust_remote_code", "share_prefix",
+})
+REQUIRED = ("model",)
+
+
+def make(spec: dict) -> HFLabeler:
+    spec = dict(spec)
+    return HFLabeler(spec.pop("model"), **spec)

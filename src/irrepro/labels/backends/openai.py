@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from irrepro.errors import InputError
-from irrepro.labels.base import Labeler, LabelerError, _check_lengths, check_log_scores, softmax
+from irrepro.labels.base import Labeler, LabelerError, check_lengths, check_log_scores, softmax
 from irrepro.labels.prompts import Prompt, get_prompt
 
 log = logging.getLogger("irrepro.labels")
@@ -47,7 +47,7 @@ class OpenAILabeler(Labeler):
     (without special tokens; after ``raw_suffix_prefix`` without a chat template), and one ``/completions`` request
     per pair sends the G token sequences prompt + suffix_r with ``echo``, ``max_tokens=0`` and ``logprobs=0``: the
     server returns the log-probability of every prompt token, and log P(s_r | prompt) is the sum over suffix r's
-    tokens — the exact score of every grade (as :class:`~irrepro.labels.hf.HFLabeler` computes it), no top-k floor.
+    tokens — the exact score of every grade (as :class:`~irrepro.labels.backends.hf.HFLabeler` computes it), no top-k floor.
     Two requests per pair (``tokenize`` is cheap); ``max_tokens``, ``top_logprobs`` and ``missing_logprob`` do not
     apply. A reply without every grade's echoed log-probabilities is an error naming the URL and the pair.
 
@@ -120,7 +120,7 @@ class OpenAILabeler(Labeler):
     # ------------------------------------------------------------------ identity
     def _served(self) -> dict:
         """The identity of the server ``serve`` starts (its port is not): the served model's weights hash (the
-        packaged SmolLM2's GGUF md5, a folder's :func:`~irrepro.labels.hf.local_weights_id`, else the model as
+        packaged SmolLM2's GGUF md5, a folder's :func:`~irrepro.labels.backends.hf.local_weights_id`, else the model as
         given), its dtype, compilation and extra arguments, and the vLLM it runs (``python``, else ``requirement``);
         for vLLM's CPU build in a dtype other than float32, the CPU's arithmetic (:mod:`irrepro.core.arithmetic`)."""
         from irrepro.labels.vllm import VLLM_CPU
@@ -134,7 +134,7 @@ class OpenAILabeler(Labeler):
 
                 self._served_weights = md5sum(smollm2_gguf_path())
             else:
-                from irrepro.labels.hf import local_weights_id
+                from irrepro.labels.backends.hf import local_weights_id
 
                 self._served_weights = local_weights_id(model) or model
         vllm = {"python": str(spec["python"])} if spec.get("python") else {
@@ -388,6 +388,20 @@ class OpenAILabeler(Labeler):
         return np.array([r for r, _ in rows], dtype=float).reshape(n, prompt.n_grades)
 
     def score(self, prompt, queries, docs, *, query_ids=None, doc_ids=None):
-        _check_lengths(queries, docs)
+        check_lengths(queries, docs)
         logp = self.log_scores(prompt, queries, docs, query_ids=query_ids, doc_ids=doc_ids)
         return softmax(check_log_scores(self.name, logp, query_ids or queries, doc_ids or [d[:40] for d in docs]))
+
+
+# the backend's declaration (irrepro.labels.backends): its config keys, those it requires, and its labeler
+KEYS = frozenset({
+    "model", "base_url", "api_key_env", "endpoint", "top_logprobs", "max_tokens", "missing_logprob", "timeout",
+    "max_retries", "retry_delay", "concurrency", "batch_size", "name", "extra_body", "mode", "chat_template",
+    "raw_suffix_prefix", "tokenize_url", "serve",
+})
+REQUIRED = ("model",)
+
+
+def make(spec: dict) -> OpenAILabeler:
+    spec = dict(spec)
+    return OpenAILabeler(spec.pop("model"), **spec)
