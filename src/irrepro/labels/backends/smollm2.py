@@ -3,6 +3,7 @@ loaded by ``transformers`` without network). Its labels are weak: fine for tests
 conclusions."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -72,7 +73,7 @@ def _convert_locked(gguf: Path, target: Path) -> Path:
     transformers = __import__("transformers")
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
     try:
-        with offline():
+        with offline(), _one_gguf_read():
             tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
             import torch
 
@@ -96,6 +97,36 @@ def _convert_locked(gguf: Path, target: Path) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+@contextlib.contextmanager
+def _one_gguf_read():
+    """While converting: ``gguf.GGUFReader`` opens each file once and ``gguf.get_tensor_name_map`` builds each name
+    map once. transformers reads the GGUF file (its 49k-token vocabulary in pure Python, about 3 s) once for the
+    tokenizer, the config and the weights each, and builds the same tensor name map again for every module of the
+    model (397 times, about 5 s); both are looked up as attributes of ``gguf`` when called, and both are read-only
+    (a memory map; a table of names), so sharing them gives the same objects' contents. The converted files are
+    byte-identical with and without (compared), and tests/test_labels.py compares the converted model's scores
+    with a load of the GGUF file by transformers alone."""
+    import functools
+
+    import gguf
+
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict = {}
+
+    def shared_reader(path, *args, **kwargs):
+        key = (os.path.realpath(path), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = reader(path, *args, **kwargs)
+        return readers[key]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = shared_reader, functools.lru_cache(maxsize=None)(name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+        readers.clear()
 
 
 #: the input embedding, which SmolLM2 ties to the output layer (``tie_word_embeddings``)
