@@ -9,8 +9,9 @@ rest of the package:
 * optionally ``CALIBRATION`` — for a backend whose output is a score rather than a grade distribution, the keys of
   its score-to-grade mapping with their defaults (:mod:`irrepro.labels.calibrate`), read by the label stage.
 
-A new backend is a module here and a line in :data:`BACKENDS`. Modules are imported when a labeler of theirs is made,
-so a missing optional package (``transformers``, ``torch``) only matters to the backends that need it.
+A new backend is a module here and a line in :data:`BACKENDS` (and the name in the config schema's ``backend``
+enum). A module imports its optional packages (``transformers``, ``torch``) when a labeler of it is made, so a
+missing one only matters to the backends that need it.
 """
 from __future__ import annotations
 
