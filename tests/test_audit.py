@@ -211,3 +211,37 @@ def test_spread_reads_what_makes_labels_reject_more_often():
     s = spread(H, L)
     assert s["sd_ratio"] == pytest.approx(0.5) and s["mean_ratio"] == pytest.approx(1.0)
     assert s["t_labels"] == pytest.approx(2 * s["t_humans"])
+
+
+# ------------------------------------------------------------------ the audit's label job after self-preference's
+
+def _jobs_for(tmp_path, config, target):
+    """``{rule: [wildcard strings]}`` of the jobs a dry run of ``target`` needs in an empty folder."""
+    import re
+
+    from conftest import snakemake
+
+    out = snakemake(tmp_path, "-n", "--cores", "1", target, config=config).stdout
+    jobs: dict = {}
+    for rule, body in re.findall(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", out, re.M):
+        jobs.setdefault(rule, []).append(re.search(r"wildcards: (.*)", body).group(1) if "wildcards:" in body else "")
+    return jobs
+
+
+def test_the_audits_label_job_waits_for_the_self_preference_label_job(tmp_path):
+    """Where self-preference labels the same (collection, labeler), the audit's label job needs that job's labels
+    (so it finds the shared pairs in the label cache instead of labelling them side by side); where it does not
+    (the wrong input: the config without labels.self_preference), the audit's label job does not need it."""
+    import yaml
+
+    from conftest import TEST_CONFIG
+
+    target = "results/test/labels/audit/vaswani/minilm/labels.tsv"
+    jobs = _jobs_for(tmp_path / "with", TEST_CONFIG, target)
+    assert "collection=vaswani, labeler=minilm" in jobs.get("labels_selfpref_labels", []), jobs
+    config = yaml.safe_load(TEST_CONFIG.read_text())
+    del config["labels"]["self_preference"]
+    without = tmp_path / "without.yaml"
+    without.write_text(yaml.safe_dump(config))
+    jobs = _jobs_for(tmp_path / "without", without, target)
+    assert "labels_audit_labels" in jobs and "labels_selfpref_labels" not in jobs, jobs
