@@ -1,7 +1,16 @@
-"""irrepro.core.arithmetic: which arithmetic a half-precision key names, from the CPU's flags and oneDNN's cap."""
+"""irrepro.core.arithmetic: which arithmetic a half-precision key names, from the CPU's flags and oneDNN's cap; the
+default dtypes' numbers on two CPU kernel families."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from irrepro.core import arithmetic as ar
+
+from conftest import smollm2_labeler
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -82,3 +91,36 @@ def test_matmul_ratio_is_the_best_dtype_time_over_the_best_float32_time(monkeypa
         assert ar.matmul_ratio("float32", n=8, repeats=3) == 1.0
     finally:
         monkeypatch.setattr(torch, "randn", real_randn)
+
+
+def largest_difference(a, b) -> float:
+    """The largest absolute difference of two arrays of one shape (a shape mismatch is a difference: inf)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.abs(a - b).max()) if a.shape == b.shape else float("inf")
+
+
+def test_largest_difference_reads_what_it_is_given():
+    assert largest_difference([1.0, 2.0], [1.0, 2.5]) == 0.5
+    assert largest_difference([1.0], [1.0, 2.0]) == float("inf")
+    assert largest_difference(np.zeros((2, 2)), np.zeros((2, 2))) == 0.0
+
+
+@pytest.mark.slow
+def test_default_dtypes_give_the_same_numbers_on_avx512_and_avx2_kernels(tmp_path):
+    """The default SPLADE-tiny encodings (float64) and SmolLM2 labels (float64) computed with torch's own kernels and
+    with its AVX2 kernels (an AVX2-only CPU imitated, as docs/benchmark.md measures it) agree to 1e-6; float32
+    SPLADE-tiny, the arithmetic float64 replaced, does not (a check that passes whatever it is fed would pass it)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    smollm2_labeler()  # skips where SmolLM2 is not installed
+    got = {}
+    for kernels, env in (("own", {}), ("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"})):
+        base = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")}
+        subprocess.run([sys.executable, str(Path(__file__).with_name("kernel_probe.py")), str(tmp_path / kernels)],
+                       check=True, env={**base, **env}, cwd=tmp_path)
+        got[kernels] = dict(np.load(tmp_path / f"{kernels}.npz"))
+    assert str(got["avx2"]["capability"]) == "AVX2"
+    assert largest_difference(got["own"]["splade_float64"], got["avx2"]["splade_float64"]) <= 1e-6
+    assert largest_difference(got["own"]["smollm2_float64"], got["avx2"]["smollm2_float64"]) <= 1e-6
+    if str(got["own"]["capability"]) != "AVX2":  # two kernels compared: float32 shows what float64 removes
+        assert largest_difference(got["own"]["splade_float32"], got["avx2"]["splade_float32"]) > 1e-6

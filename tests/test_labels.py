@@ -628,7 +628,8 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     from irrepro.labels.backends.smollm2 import converted_smollm2
     from irrepro.models.packaged import model_cache_dir
 
-    converted = smollm2_labeler(batch_size=4)
+    # in float32 (the cheaper arithmetic): the conversion, not the dtype, is what is compared
+    converted = smollm2_labeler(batch_size=4, dtype="float32")
     folder = converted_smollm2()
     assert folder.parent == model_cache_dir() and folder.name.startswith("SmolLM2-135M-Instruct.Q4_1-")
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in folder.iterdir()}
@@ -638,7 +639,7 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     with safe_open(str(folder / "model.safetensors"), "pt") as f:
         assert np.array_equal(f.get_tensor("model.embed_tokens.weight").numpy(), f.get_tensor("lm_head.weight").numpy())
     assert converted.model_id == str(folder) and converted.name == "smollm2-135m-instruct-q4_1"
-    gguf = smollm2_labeler(batch_size=4, convert=False)
+    gguf = smollm2_labeler(batch_size=4, convert=False, dtype="float32")
     assert gguf.name == converted.name  # one cache key whichever way the model was loaded
     assert gguf.cache_key == converted.cache_key
     for prompt in ("trecdl", "binary"):
@@ -650,7 +651,9 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
 
 def test_smollm2_on_four_dl19_pairs(tmp_path, one_thread):
     lab = smollm2_labeler(batch_size=4)
-    assert lab.name == "smollm2-135m-instruct-q4_1" and lab.kind == "causal"
+    # float64 by default, named so: its labels are never served as the float32 labeler's, nor these as its
+    assert lab.name == "smollm2-135m-instruct-q4_1@float64" and lab.kind == "causal"
+    assert str(lab.model.dtype) == "torch.float64" and lab.settings() == {}
     texts = _dl19_texts()
     pairs = pd.DataFrame({"query_id": "1106007", "doc_id": list(texts), "query": VISCERAL["query"],
                           "text": list(texts.values())})

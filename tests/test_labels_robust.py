@@ -149,7 +149,7 @@ def test_smollm2_nan_weights_are_an_error_not_uniform_labels():
     try:
         with torch.no_grad():
             w[:] = float("nan")
-        with pytest.raises(L.LabelerError, match=r"labeler 'smollm2-135m-instruct-q4_1': 2 of 2 pair\(s\)"):
+        with pytest.raises(L.LabelerError, match=r"labeler 'smollm2-135m-instruct-q4_1@float64': 2 of 2 pair\(s\)"):
             L.label_pairs(lab, "binary", make_pairs(2), None, progress=False)
     finally:
         with torch.no_grad():
@@ -339,7 +339,8 @@ def test_smollm2_cache_key_is_the_gguf_md5_whichever_way_it_is_loaded():
 
     converted = smollm2_labeler()
     md5 = md5sum(P.smollm2_gguf_path())
-    assert converted.cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
+    assert converted.cache_key == f"smollm2-135m-instruct-q4_1@float64#{md5[:16]}"
+    assert smollm2_labeler(dtype="float32").cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
 
 
 def test_truncated_safetensors_is_an_error_naming_the_file(tmp_path):

