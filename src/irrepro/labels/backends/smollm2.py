@@ -185,7 +185,7 @@ def smollm2_labeler(device: str = "cpu", dtype: str = "float64", batch_size: int
     the GGUF file (about 20 s slower per load; same scores). Sets ``HF_HUB_OFFLINE=1`` for the load (nothing is
     downloaded: the tokenizer and the chat template come from the GGUF file). ``dtype``: what it computes in, float64
     by default (its float32 labels differ by up to 2.9e-6 between torch's AVX-512 and AVX2 kernels, its float64 ones
-    by 3.9e-8, at 1.8x the CPU time: docs/benchmark.md). Name ``smollm2-135m-instruct-q4_1`` (``@<dtype>`` appended
+    by 2.7e-7, at twice the CPU time: docs/benchmark.md). Name ``smollm2-135m-instruct-q4_1`` (``@<dtype>`` appended
     unless float32: the default's is ``...@float64``), whichever way it was loaded; its cache key appends the GGUF
     file's md5 (:attr:`Labeler.cache_key`).
     """
