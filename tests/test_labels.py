@@ -623,8 +623,9 @@ def _dl19_texts():
 
 def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     """The converted copy (loaded in about a second) and the GGUF file (about 20 s): the same tensors, tokenizer and
-    chat template, so the same scores bit for bit on the fixed sample under two prompts. A conversion that lost the
-    chat template, the tied output layer or a tensor (or cast it) would change them."""
+    chat template, so the same prompt texts under two prompts and the same scores bit for bit on the fixed sample
+    (scored under one: every tensor and the chat template take part in each). A conversion that lost the chat
+    template, the tied output layer or a tensor (or cast it) would change them."""
     from irrepro.labels.backends.smollm2 import converted_smollm2
     from irrepro.models.packaged import model_cache_dir
 
@@ -644,16 +645,15 @@ def test_converted_smollm2_scores_equal_the_gguf_load(one_thread):
     assert gguf.cache_key == converted.cache_key
     for prompt in ("trecdl", "binary"):
         assert converted.prompt_text(get_prompt(prompt), "q", "d") == gguf.prompt_text(get_prompt(prompt), "q", "d")
-        a = converted.log_scores(prompt, list(HF_QUERIES), list(HF_DOCS))
-        b = gguf.log_scores(prompt, list(HF_QUERIES), list(HF_DOCS))
-        assert np.array_equal(a, b), np.abs(a - b).max()
+    a = converted.log_scores("trecdl", list(HF_QUERIES), list(HF_DOCS))
+    b = gguf.log_scores("trecdl", list(HF_QUERIES), list(HF_DOCS))
+    assert np.array_equal(a, b), np.abs(a - b).max()
 
 
 def test_smollm2_on_four_dl19_pairs(tmp_path, one_thread):
-    lab = smollm2_labeler(batch_size=4)
-    # float64 by default, named so: its labels are never served as the float32 labeler's, nor these as its
-    assert lab.name == "smollm2-135m-instruct-q4_1@float64" and lab.kind == "causal"
-    assert str(lab.model.dtype) == "torch.float64" and lab.settings() == {}
+    # in float32, half the default float64's CPU time: the labels' properties below hold in either
+    lab = smollm2_labeler(batch_size=4, dtype="float32")
+    assert lab.name == "smollm2-135m-instruct-q4_1" and lab.kind == "causal"
     texts = _dl19_texts()
     pairs = pd.DataFrame({"query_id": "1106007", "doc_id": list(texts), "query": VISCERAL["query"],
                           "text": list(texts.values())})

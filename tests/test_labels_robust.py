@@ -339,7 +339,9 @@ def test_smollm2_cache_key_is_the_gguf_md5_whichever_way_it_is_loaded():
 
     converted = smollm2_labeler()
     md5 = md5sum(P.smollm2_gguf_path())
+    # float64 by default, named so: its labels are never served as the float32 labeler's, nor these as its
     assert converted.cache_key == f"smollm2-135m-instruct-q4_1@float64#{md5[:16]}"
+    assert str(converted.model.dtype) == "torch.float64" and converted.settings() == {}
     assert smollm2_labeler(dtype="float32").cache_key == f"smollm2-135m-instruct-q4_1#{md5[:16]}"
 
 
