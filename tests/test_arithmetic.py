@@ -10,7 +10,8 @@ import pytest
 
 from irrepro.core import arithmetic as ar
 
-from conftest import smollm2_labeler
+from irrepro.models.optional import MissingPackageError
+from irrepro.models.packaged import smollm2_gguf_path
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -110,9 +111,12 @@ def test_default_dtypes_give_the_same_numbers_on_avx512_and_avx2_kernels(tmp_pat
     """The default SPLADE-tiny encodings (float64) and SmolLM2 labels (float64) computed with torch's own kernels and
     with its AVX2 kernels (an AVX2-only CPU imitated, as docs/benchmark.md measures it) agree to 1e-6; float32
     SPLADE-tiny, the arithmetic float64 replaced, does not (a check that passes whatever it is fed would pass it)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    smollm2_labeler()  # skips where SmolLM2 is not installed
+    for module in ("torch", "transformers", "gguf", "cognition"):
+        pytest.importorskip(module)
+    try:
+        smollm2_gguf_path()
+    except MissingPackageError as e:
+        pytest.skip(str(e))
     got = {}
     for kernels, env in (("own", {}), ("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"})):
         base = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")}

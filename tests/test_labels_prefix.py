@@ -108,7 +108,7 @@ def test_smollm2_shared_prefixes_equal_full_sequences(dtype, one_thread):
     # (in float64 the pairs once more are a quarter of the test's time)
     if dtype == "float32":
         import pandas as pd
-        pairs = pd.DataFrame({"query_id": [str(QUERIES.index(q)) for q in qs], "doc_id": [str(DOCS.index(d)) for d in ds],
-                              "query": qs, "text": ds})
+        pairs = pd.DataFrame({"query_id": [str(QUERIES.index(q)) for q in qs],
+                              "doc_id": [str(DOCS.index(d)) for d in ds], "query": qs, "text": ds})
         got = L.label_pairs(lab, prompt, pairs, None, progress=False)
         np.testing.assert_allclose(got[L.label_columns(5)].to_numpy(), L.softmax(full), atol=1e-5)

@@ -99,8 +99,8 @@ class HFLabeler(Labeler):
     truncates the document (never the instructions) to that many tokens.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or ``"auto"`` (CUDA when available). ``dtype``:
-    ``"float32"``, ``"float64"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets torch's CPU
-    threads. ``model_obj``/``tokenizer`` accept already-built objects (then ``model`` is only a name).
+    ``"float32"``, ``"float64"``, ``"bfloat16"``, ``"float16"`` or ``"auto"`` (the checkpoint's). ``threads`` sets
+    torch's CPU threads. ``model_obj``/``tokenizer`` accept already-built objects (then ``model`` is only a name).
     ``name`` names the labeler; the default is ``hf:<model>``, with ``@<dtype>`` appended unless float32; a
     dtype other than float32 adds its arithmetic (device kind, native or emulated on a CPU:
     :func:`irrepro.core.arithmetic.arithmetic`) to :meth:`settings`. Its cache

@@ -44,13 +44,13 @@ The package by concern: :mod:`~irrepro.retrieval.neural.encoders` (the models, :
 :mod:`irrepro.models`'. Its public names are importable from the package.
 """
 from irrepro.retrieval.neural.docindex import INDEX_FORMAT, DamagedIndex, DocIndex, encode_docs
-from irrepro.retrieval.neural.encoders import (DEFAULT_DTYPES, DTYPES, E5_SMALL_FILES, FIRST_STAGE, MINILM_FILES, MODELS, PINNED_FILES,
-                                               SPLADE_TINY_FILES, TORCH_MODELS, E5Small, E5SmallLower, Encoder, MiniLM,
-                                               SpladeTiny, load_model)
+from irrepro.retrieval.neural.encoders import (DEFAULT_DTYPES, DTYPES, E5_SMALL_FILES, FIRST_STAGE, MINILM_FILES,
+                                               MODELS, PINNED_FILES, SPLADE_TINY_FILES, TORCH_MODELS, E5Small,
+                                               E5SmallLower, Encoder, MiniLM, SpladeTiny, load_model)
 from irrepro.retrieval.neural.search import dense_search, rerank, search, splade_search
 from irrepro.retrieval.neural.systems import NeuralSystem, Rerank, parse_system
 
-__all__ = ["INDEX_FORMAT", "DamagedIndex", "DocIndex", "encode_docs", "DEFAULT_DTYPES", "DTYPES", "E5_SMALL_FILES", "FIRST_STAGE",
-           "MINILM_FILES", "MODELS", "PINNED_FILES", "SPLADE_TINY_FILES", "TORCH_MODELS", "E5Small", "E5SmallLower",
+__all__ = ["INDEX_FORMAT", "DamagedIndex", "DocIndex", "encode_docs", "DEFAULT_DTYPES", "DTYPES", "E5_SMALL_FILES",
+           "FIRST_STAGE", "MINILM_FILES", "MODELS", "PINNED_FILES", "SPLADE_TINY_FILES", "TORCH_MODELS", "E5Small", "E5SmallLower",
            "Encoder", "MiniLM", "SpladeTiny", "load_model", "dense_search", "rerank", "search", "splade_search",
            "NeuralSystem", "Rerank", "parse_system"]
