@@ -331,7 +331,7 @@ VOCAB_BLOCK = 2048
 #: the models whose weights can be cast to another torch dtype (``dtype`` of :func:`load_model`)
 TORCH_MODELS = ("splade-tiny", "minilm-l6-v2")
 DTYPES = ("float32", "float64", "bfloat16")
-#: each torch model's default dtype: the cheapest whose outputs agree to 1e-6 on every CPU family and GPU (MiniLM's
+#: each torch model's default dtype: the cheapest whose outputs agree to 1e-6 between CPU families (MiniLM's
 #: float32 encodings 2.2e-7; SPLADE-tiny's float32 weights 5.8e-6, its float64 ones bit for bit: docs/benchmark.md)
 DEFAULT_DTYPES = {"splade-tiny": "float64", "minilm-l6-v2": "float32"}
 
