@@ -107,6 +107,18 @@ def snakemake_cmd(workdir, *args, config=None):
             "--configfile", str(config or TEST_CONFIG), *args]
 
 
+def dry_run_jobs(dry_run_output: str) -> list[list[str]]:
+    """``[rule, wildcards]`` of every job a Snakemake dry run lists, in its order (wildcards ``""`` for none)."""
+    jobs = []
+    for line in dry_run_output.splitlines():
+        m = re.match(r"(?:local)?rule (\S+):", line.strip())
+        if m:
+            jobs.append([m.group(1), ""])
+        elif line.strip().startswith("wildcards:") and jobs:
+            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
+    return jobs
+
+
 def snakemake(workdir, *args, config=None, check=True, timeout=2400, env=None):
     """Run Snakemake on the repository's Snakefile in ``workdir`` (so nothing is shared with the repo's results)."""
     cmd = snakemake_cmd(workdir, *args, config=config)

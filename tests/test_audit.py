@@ -217,14 +217,11 @@ def test_spread_reads_what_makes_labels_reject_more_often():
 
 def _jobs_for(tmp_path, config, target):
     """``{rule: [wildcard strings]}`` of the jobs a dry run of ``target`` needs in an empty folder."""
-    import re
+    from conftest import dry_run_jobs, snakemake
 
-    from conftest import snakemake
-
-    out = snakemake(tmp_path, "-n", "--cores", "1", target, config=config).stdout
     jobs: dict = {}
-    for rule, body in re.findall(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", out, re.M):
-        jobs.setdefault(rule, []).append(re.search(r"wildcards: (.*)", body).group(1) if "wildcards:" in body else "")
+    for rule, wildcards in dry_run_jobs(snakemake(tmp_path, "-n", "--cores", "1", target, config=config).stdout):
+        jobs.setdefault(rule, []).append(wildcards)
     return jobs
 
 
@@ -245,3 +242,12 @@ def test_the_audits_label_job_waits_for_the_self_preference_label_job(tmp_path):
     without.write_text(yaml.safe_dump(config))
     jobs = _jobs_for(tmp_path / "without", without, target)
     assert "labels_audit_labels" in jobs and "labels_selfpref_labels" not in jobs, jobs
+
+
+def test_dry_run_jobs_reads_each_jobs_rule_and_wildcards():
+    from conftest import dry_run_jobs
+
+    out = ("rule a:\n    input: x\n    wildcards: collection=vaswani, labeler=minilm\n"
+           "localrule b:\n    output: y\n\nrule a:\n    wildcards: collection=cranfield\n")
+    assert dry_run_jobs(out) == [["a", "collection=vaswani, labeler=minilm"], ["b", ""], ["a", "collection=cranfield"]]
+    assert dry_run_jobs("Nothing to be done.\n    wildcards: x=1\n") == []  # a wildcards line of no job: no job

@@ -5,14 +5,13 @@ evaluation of the same ranking with ir_measures, the verify table's rows and cla
 param of only the rules it affects.
 """
 import json
-import re
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, snakemake
+from conftest import REPO, dry_run_jobs, snakemake
 from irrepro.core.evaluation import evaluate_run
 from irrepro.core.trec import read_qrels
 
@@ -115,18 +114,6 @@ def test_ci_verify_rows_and_figures(dag):
     assert vals["table1/dl19-pool/human_order_Random<BM25<Perfect"] is True
 
 
-def _jobs(dry_run_output):
-    """(rule, wildcards) of every job a dry run lists."""
-    jobs = []
-    for line in dry_run_output.splitlines():
-        m = re.match(r"(?:local)?rule (\S+):", line.strip())
-        if m:
-            jobs.append([m.group(1), ""])
-        elif line.strip().startswith("wildcards:") and jobs:
-            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
-    return jobs
-
-
 def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
     """ci.fig4_zetas is a param of ci_fig4 only: Fig 2, Fig 3 and Table 1 are not scheduled again."""
     cfg = _cfg()
@@ -134,7 +121,7 @@ def test_changing_fig4_zetas_reruns_only_fig4(dag, tmp_path):
     p = tmp_path / "changed.yaml"
     p.write_text(yaml.safe_dump(cfg))
     for triggers in ([], ["--rerun-triggers", "params"]):
-        jobs = _jobs(snakemake(dag, "-n", "--cores", "1", *triggers, config=p).stdout)
+        jobs = dry_run_jobs(snakemake(dag, "-n", "--cores", "1", *triggers, config=p).stdout)
         rules = {r for r, _ in jobs}
         fig4 = sorted(w for r, w in jobs if r == "ci_fig4")
         combos = [(c, l) for c in cfg["ci"]["collections"] for l in cfg["labels"]["collections"][c]["labelers"]]
@@ -158,7 +145,7 @@ def test_protocol_keys_rerun_only_what_they_change(dag, tmp_path, key, value, af
     cfg["ci"][key] = value
     p = tmp_path / "changed.yaml"
     p.write_text(yaml.safe_dump(cfg))
-    jobs = _jobs(snakemake(dag, "-n", "--cores", "1", config=p).stdout)
+    jobs = dry_run_jobs(snakemake(dag, "-n", "--cores", "1", config=p).stdout)
     rules = {r for r, _ in jobs}
     assert affected <= rules, (key, rules)
     assert rules <= affected | {"verify", "verify_summary", "provenance", "cost", "ci_all", "all"}, (key, rules)

@@ -13,7 +13,7 @@ import yaml
 
 from irrepro.core.scores import read_scores, to_matrix
 
-from conftest import snakemake
+from conftest import dry_run_jobs, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.integration
@@ -69,7 +69,7 @@ def test_a_second_config_in_the_same_clone_leaves_the_first_complete(dag):
         p = dag / f"{c['version']}.yaml"
         p.write_text(yaml.safe_dump(c))
         out = snakemake(dag, "--cores", "2", f"results/{c['version']}/runs/vaswani/bm25_k1-0.9_b-0.75.run", config=p)
-        ran = {r for r, _ in _jobs(out.stdout + out.stderr)}
+        ran = {r for r, _ in dry_run_jobs(out.stdout + out.stderr)}
         assert ("index" in ran) == (c is other), ran  # the same settings reuse the index
         assert (dag / "results" / c["version"] / "runs" / "vaswani" / "bm25_k1-0.9_b-0.75.run").stat().st_size
     assert sorted(p.name for p in (dag / "resources" / "indexes").iterdir()) == sorted(
@@ -78,26 +78,13 @@ def test_a_second_config_in_the_same_clone_leaves_the_first_complete(dag):
     assert "Nothing to be done" in p.stdout + p.stderr
 
 
-def _jobs(dry_run_output):
-    """(rule, wildcards) of every job a dry run lists."""
-    jobs, rule = [], None
-    for line in dry_run_output.splitlines():
-        m = re.match(r"(?:local)?rule (\S+):", line.strip())
-        if m:
-            rule = m.group(1)
-            jobs.append([rule, ""])
-        elif line.strip().startswith("wildcards:") and jobs:
-            jobs[-1][1] = line.strip()[len("wildcards:"):].strip()
-    return jobs
-
-
 def test_changing_one_grid_value_reruns_only_its_dependents(dag, tmp_path):
     cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
     cfg["population"]["qld"]["mu"] = [1500]
     p = tmp_path / "changed.yaml"
     p.write_text(yaml.safe_dump(cfg))
     out = snakemake(dag, "-n", "--cores", "1", config=p)
-    jobs = _jobs(out.stdout)
+    jobs = dry_run_jobs(out.stdout)
     runs = sorted(w for r, w in jobs if r == "run")
     assert runs == sorted(f"collection={c}, system={s}" for c in cfg["collections"]
                           for s in ("qld_mu-1500", "qld_mu-1500+rm3_fb-5_terms-10_lambda-0.5")), runs
