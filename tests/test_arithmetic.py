@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from irrepro.core import arithmetic as ar
-
 from irrepro.models.optional import MissingPackageError
 from irrepro.models.packaged import smollm2_gguf_path
 

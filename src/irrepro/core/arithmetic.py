@@ -1,17 +1,17 @@
 """The arithmetic a torch model computes in, as part of what its outputs are keyed by.
 
-float32 gives the same numbers on every device kind to within 1e-6 for a shallow model (MiniLM encodings of 512
-vaswani documents: 1.7e-7 at most between torch's AVX-512 and AVX2 kernels on one CPU, 3.1e-7 between an NVIDIA
-H200, its Xeon and an AVX2-only CPU), but not for every model: SmolLM2's labels (30 layers) differed by up to 2.9e-6
-in a probability between the two kernels, SPLADE-tiny's term weights by up to 5.8e-6 (its vocabulary projection).
-float64 gives them to less (SmolLM2 2.7e-7, from the steps transformers computes in float32 inside its layers, its
-RMS norms and rotary angles; SPLADE-tiny 0, bit for bit), so those two models compute in float64 by default
-(docs/benchmark.md, "float64 where float32 drifts"). Neither float32 nor float64 keys hold a device. bfloat16 and
-float16 do: the same bfloat16 encodings differ by up to 2.4e-3 between a CPU's native bfloat16 instructions
-(AVX512-BF16, AMX) and torch's emulation of them on a CPU without (measured on one AMD EPYC with AVX512-BF16, emulation forced by ``ATEN_CPU_CAPABILITY=avx2
+float32 gives the same numbers on every device kind to within 1e-6 for a shallow model (MiniLM encodings of 512 vaswani
+documents: 1.7e-7 at most between torch's AVX-512 and AVX2 kernels on one CPU, 3.1e-7 between an NVIDIA H200, its Xeon
+and an AVX2-only CPU), but not for every model: SmolLM2's labels (30 layers) differed by up to 2.9e-6 in a probability
+between the two kernels, SPLADE-tiny's term weights by up to 5.8e-6 (its vocabulary projection). float64 gives them to
+less (SmolLM2 2.7e-7, from the steps transformers computes in float32 inside its layers, its RMS norms and rotary
+angles; SPLADE-tiny 0, bit for bit), so those two models compute in float64 by default (docs/benchmark.md, "float64
+where float32 drifts"). Neither float32 nor float64 keys hold a device. bfloat16 and float16 do: the same bfloat16
+encodings differ by up to 2.4e-3 between a CPU's native bfloat16 instructions (AVX512-BF16, AMX) and torch's emulation
+of them on a CPU without (measured on one AMD EPYC with AVX512-BF16, emulation forced by ``ATEN_CPU_CAPABILITY=avx2
 ONEDNN_MAX_CPU_ISA=AVX2``), and by up to 1.6e-3 between a GPU and a CPU. :func:`arithmetic` names what a key needs:
-``None`` for float32 and float64, else the device kind and, on a CPU, whether the half-precision dtype runs
-natively. Where it is emulated it is slow as well (bfloat16 matrix products 36x slower than float32 on that CPU):
+``None`` for float32 and float64, else the device kind and, on a CPU, whether the half-precision dtype runs natively.
+Where it is emulated it is slow as well (bfloat16 matrix products 36x slower than float32 on that CPU):
 :func:`warn_if_slow` logs it once per job, with the ratio measured on the machine.
 """
 from __future__ import annotations

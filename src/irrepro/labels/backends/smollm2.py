@@ -24,11 +24,11 @@ def converted_smollm2(cache_dir: str | os.PathLike | None = None) -> Path:
     """The GGUF model converted once into transformers' own format (``config.json``, ``model.safetensors``, the
     tokenizer files with the chat template) under ``<cache_dir>/<gguf stem>-<md5>/``; returns that folder.
 
-    Why: ``transformers`` reads a GGUF file's metadata (SmolLM2's 49k-token vocabulary) in pure Python, once for
-    the config, the tokenizer and the weights each (18 CPU s here; 8.3 s for a conversion, which reads it once:
-    :func:`_one_gguf_read`); the converted folder loads in about a second. The weights are the same de-quantized float32 tensors and the
-    tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the labeler's
-    cache name are unchanged. The tied embedding is saved under both of its names (:func:`save_weights`), so
+    Why: ``transformers`` reads a GGUF file's metadata (SmolLM2's 49k-token vocabulary) in pure Python, once for the
+    config, the tokenizer and the weights each (18 CPU s here; 8.3 s for a conversion, which reads it once:
+    :func:`_one_gguf_read`); the converted folder loads in about a second. The weights are the same de-quantized float32
+    tensors and the tokenizer the same (tests/test_labels.py checks equal scores, bit for bit), so cached labels and the
+    labeler's cache name are unchanged. The tied embedding is saved under both of its names (:func:`save_weights`), so
     that vLLM serves the folder correctly; a folder converted before that is converted again. Processes that
     need the folder at once (the label jobs of a run, the tests) convert it once: the first holds an exclusive lock
     (``<cache_dir>/.<folder>.lock``, ``fcntl.flock``) while it converts, the others wait for it and load its copy

@@ -51,6 +51,6 @@ from irrepro.retrieval.neural.search import dense_search, rerank, search, splade
 from irrepro.retrieval.neural.systems import NeuralSystem, Rerank, parse_system
 
 __all__ = ["INDEX_FORMAT", "DamagedIndex", "DocIndex", "encode_docs", "DEFAULT_DTYPES", "DTYPES", "E5_SMALL_FILES",
-           "FIRST_STAGE", "MINILM_FILES", "MODELS", "PINNED_FILES", "SPLADE_TINY_FILES", "TORCH_MODELS", "E5Small", "E5SmallLower",
-           "Encoder", "MiniLM", "SpladeTiny", "load_model", "dense_search", "rerank", "search", "splade_search",
-           "NeuralSystem", "Rerank", "parse_system"]
+           "FIRST_STAGE", "MINILM_FILES", "MODELS", "PINNED_FILES", "SPLADE_TINY_FILES", "TORCH_MODELS", "E5Small",
+           "E5SmallLower", "Encoder", "MiniLM", "SpladeTiny", "load_model", "dense_search", "rerank", "search",
+           "splade_search", "NeuralSystem", "Rerank", "parse_system"]

@@ -187,17 +187,18 @@ class SpladeTiny(_Torch):
     maximum over each text's own positions, a block of the vocabulary at a time (twice as fast on a CPU as the whole
     (batch, length, vocabulary) logits tensor, which does not fit in cache; the same dot products, with a few
     values in 10^5 off by float32 rounding). ``folder``: a copy of the bundled model folder
-    (checked against the same pins); ``dtype``: the torch dtype it computes in, float64 by default (in float32 its
-    weights differ by up to 5.8e-6 between torch's AVX-512 and AVX2 kernels, in float64 not at all, at about twice
-    the CPU time; docs/benchmark.md); ``bfloat16`` is faster on CPUs with bfloat16 arithmetic, with other bits. The
-    weights are stored in float32 whatever the dtype."""
+    (checked against the same pins); ``dtype``: the torch dtype it computes in, by default float64
+    (:data:`DEFAULT_DTYPES`: in float32 its weights differ by up to 5.8e-6 between torch's AVX-512 and AVX2 kernels,
+    in float64 not at all, at about twice the CPU time; docs/benchmark.md); ``bfloat16`` is faster on CPUs with
+    bfloat16 arithmetic, with other bits. The weights are stored in float32 whatever the dtype."""
 
     name = "splade-tiny"
     kind = "sparse"
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, max_tokens: int = 512,
-                 device: str = "cpu", folder=None, dtype: str = "float64", arithmetic: str | None = None):
+                 device: str = "cpu", folder=None, dtype: str | None = None, arithmetic: str | None = None):
         transformers = require("transformers", HINTS["transformers"])
+        dtype = dtype or DEFAULT_DTYPES[self.name]
         self._threads(threads)
 
         folder = Path(folder) if folder is not None else package_dir("cognition", self.name) / "model"
@@ -276,7 +277,8 @@ class MiniLM(_Torch):
     (:class:`irrepro.labels.backends.biencoder.BiEncoderLabeler`) loads and encodes it, by the same
     :class:`~irrepro.models.transformer.TransformerEncoder` (the packaged model's md5/RECORD checks, mean pooling, L2
     norm, the model's 256 word pieces), so that its re-ranking score is the label stage's cosine (float64, as there;
-    ``dtype`` as the label stage's ``dtype``: a labeler and a system with the same dtype compute the same encodings).
+    ``dtype`` as the label stage's ``dtype``, by default float32 (:data:`DEFAULT_DTYPES`): a labeler and a system with
+    the same dtype compute the same encodings).
     Texts are encoded in order of length. As a first stage (the system ``minilm-l6-v2``) it is a dense retriever: every
     document's cosine."""
 
@@ -284,8 +286,9 @@ class MiniLM(_Torch):
     kind = "dense"
 
     def __init__(self, threads: int | None = None, batch_size: int = 32, device: str = "cpu",
-                 dtype: str = "float32", arithmetic: str | None = None):
+                 dtype: str | None = None, arithmetic: str | None = None):
         self._threads(threads)
+        dtype = dtype or DEFAULT_DTYPES[self.name]
         self._dtype(dtype)
         arith = self._arithmetic(self._torch.device(device), dtype, arithmetic)
         zpath = minilm_zip_path()
