@@ -18,6 +18,7 @@ groups:
   - data: d1
     tolerance: 0.5
     basis: b
+    basis_kind: printed
     note: shared
     rows:
       - {item: a, paper: 1.0}
@@ -28,9 +29,12 @@ rows:
 """)
     rows = load_reference(p)
     assert rows == [
-        {"item": "a", "paper": 1.0, "data": "d1", "tolerance": 0.5, "basis": "b", "note": "shared"},
-        {"item": "b", "paper": 2.0, "data": "d1", "tolerance": 0.5, "basis": "b", "note": "own"},
-        {"item": "c", "paper": 3.0, "data": "d1", "tolerance": 0, "basis": "b", "note": "shared"},
+        {"item": "a", "paper": 1.0, "data": "d1", "tolerance": 0.5, "basis": "b", "basis_kind": "printed",
+         "note": "shared"},
+        {"item": "b", "paper": 2.0, "data": "d1", "tolerance": 0.5, "basis": "b", "basis_kind": "printed",
+         "note": "own"},
+        {"item": "c", "paper": 3.0, "data": "d1", "tolerance": 0, "basis": "b", "basis_kind": "printed",
+         "note": "shared"},
         {"item": "z", "paper": True},
     ]
     assert expand_groups([{"item": "x", "paper": 1}]) == [{"item": "x", "paper": 1}]
@@ -44,9 +48,10 @@ def test_reference_row_without_paper_value_is_an_error(tmp_path):
 
 
 def test_verify_paper_without_hook_compares_rows():
-    t = verify_paper("nosuchpaper", [{"item": "a", "paper": 1.0, "tolerance": 0.1}], {"a": 1.05, "b": 2})
+    printed = {"basis": "half a unit of the printed decimal", "basis_kind": "printed"}
+    t = verify_paper("nosuchpaper", [{"item": "a", "paper": 1.0, "tolerance": 0.1, **printed}], {"a": 1.05, "b": 2})
     assert t.ok.tolist() == [True, None]
-    t = verify_paper("nosuchpaper", [{"item": "a", "paper": 1.0, "tolerance": 0.01}], {"a": 1.05})
+    t = verify_paper("nosuchpaper", [{"item": "a", "paper": 1.0, "tolerance": 0.01, **printed}], {"a": 1.05})
     assert t.ok.tolist() == [False]
 
 

@@ -194,3 +194,31 @@ def test_halfwidth_readings_measure_what_they_name():
     assert ((w["eq6"] - t4["ci_halfwidth"]).abs() <= 4 * np.sqrt(2) * se).all()
     # the sampled mean half-width scatters around the exact expectation (skewed z: within 3% at n = 400)
     assert ((w["eq6"] / w["expected"] - 1).abs() < 0.03).all()
+
+
+def test_tables57_monte_carlo_error_is_the_spread_over_further_synth_draws():
+    """Tables 5-7's analytic cells vary only with the SYNTH draw: their s.e. (of ours minus the paper's, two
+    independent draws) is sqrt(2) x the sd of each cell over further draws, written beside every value."""
+    from irrepro.errors import InputError
+    from irrepro.papers.sampling import claims, tables
+    from irrepro.papers.sampling.experiments import comparative_variances
+
+    cfg = {"users": 60, "items": 40, "alpha": [0.54, 0.25, 0.175, 0.03, 0.005], "dirichlet": "per_pair",
+           "gain": "linear", "log_base": np.e, "systems": ["OPT", "REV-10", "SHIFT-5"]}
+    seeds = tables.replicate_seeds(3, 3)
+    assert seeds == (1003, 2003, 3003)
+    se = tables.synth_replicate_se(cfg, seeds, window=3)
+    draws = []
+    for seed in seeds:
+        u, _, Ps, approx = tables.synth_matrices(cfg, seed)
+        draws.append(comparative_variances(u, Ps, approx, window=3))
+    for k, v in se.items():
+        assert v == pytest.approx(np.sqrt(2) * np.std([d[k] for d in draws], ddof=1)) and v > 0, k
+    with pytest.raises(InputError, match="two or more further SYNTH draws"):
+        tables.synth_replicate_se(cfg, seeds[:1], window=3)
+    u, _, Ps, approx = tables.synth_matrices(cfg, 3)
+    var, table, _ = tables.comparative(u, Ps, approx, 3, [1], 2, 3)
+    values = claims.comparative_values("synth", table, var, se)
+    assert values["synth/table5/naive/approx_u"] == {"value": var["pair_naive/approx"], "se": se["pair_naive/approx"]}
+    assert values["synth/table7/qstar/true_u"]["se"] == se["rank_qstar/true"]
+    assert isinstance(claims.comparative_values("vaswani", table, var)["vaswani/table6/naive/true_u"], float)

@@ -30,7 +30,7 @@ def test_verify_numeric_bool_missing_and_extra():
 
 def test_load_reference(tmp_path):
     p = tmp_path / "r.yaml"
-    p.write_text("- {item: a, paper: 1.0, tolerance: 0.1, basis: printed}\n")
+    p.write_text("- {item: a, paper: 1.0, tolerance: 0.1, basis: printed, basis_kind: printed}\n")
     assert load_reference(p)[0]["item"] == "a"
     p.write_text("- {item: a}\n")
     with pytest.raises(ValueError, match="needs 'item' and 'paper'"):
@@ -44,6 +44,8 @@ def test_load_reference(tmp_path):
     p.write_text("- {item: a, paper: 1.0, tolerance_se: 3}\n")
     with pytest.raises(ValueError, match="without a 'basis'"):
         load_reference(p)
+    p.write_text("- {item: a, kind: claim, paper: 2, tolerance: 1, basis: the paper's own range}\n")
+    assert load_reference(p)[0]["tolerance"] == 1  # a claim's tolerance is not a reproduction's
     p.write_text("- {item: a, kind: info, paper: 1.0, tolerance: 0.1}\n- {item: b, paper: true}\n")
     assert len(load_reference(p)) == 2
 
@@ -313,3 +315,60 @@ def test_verify_panels_keep_a_normal_size_with_one_panel_per_table(tmp_path):
     save(fig, tmp_path / "v.pdf", tmp_path / "v.png")
     W, H = Image.open(tmp_path / "v.png").size
     assert W < 2600 and H < 3400
+
+
+@pytest.mark.parametrize("row, why", [
+    # the Table 8 Var(rho) row as it once was: a data difference turned into a tolerance, accepted as reproduced
+    ({"item": "table8/r/var_rho", "paper": 0.0826, "tolerance": 0.001,
+      "basis": "documented data difference: Eq. 16 on the paper's own rows gives Var(x_T) = 0.1253-0.1255"},
+     "basis_kind None"),
+    ({"item": "a", "paper": 1.0, "tolerance": 0.001, "basis": "the paper's other data", "basis_kind": "data"},
+     "basis_kind 'data'"),
+    ({"item": "a", "paper": 1.0, "tolerance": 0.001, "basis_kind": "printed",
+      "basis": "documented data difference: the paper had extra runs"}, "names a 'data difference'"),
+    ({"item": "a", "paper": 2.15, "tolerance": 0.32, "basis_kind": "printed",
+      "basis": "15% of the paper's value: our scaling is inferred, not printed"}, "names a 'inferred'"),
+    ({"item": "a", "paper": 1.0, "tolerance_se": 3, "basis": "3 s.e. of our replicates", "basis_kind": "printed"},
+     "tolerance_se .* is Monte-Carlo error"),
+])
+def test_a_check_tolerance_rests_on_printed_precision_monte_carlo_error_or_float_noise(tmp_path, row, why):
+    """"Reproduced" has one rule: a check row whose tolerance declares another basis is refused by load_reference
+    and by verify_paper alike, naming the file and the item."""
+    import yaml
+
+    from irrepro.core.verify import verify_paper
+    p = tmp_path / "r.yaml"
+    p.write_text(yaml.safe_dump([row]))
+    with pytest.raises(ValueError, match=f"r.yaml: item '{row['item']}': .*{why}"):
+        load_reference(p)
+    with pytest.raises(ValueError, match=why):
+        verify_paper("nosuchpaper", [row], {row["item"]: row["paper"]})
+    for kind in ("printed", "monte-carlo", "float"):  # the same row on an accepted basis loads
+        ok = {**row, "basis": "half a unit of the printed 4 decimals", "basis_kind": kind}
+        if ok.get("tolerance_se") and kind != "monte-carlo":
+            continue
+        p.write_text(yaml.safe_dump([ok]))
+        assert load_reference(p)[0]["basis_kind"] == kind
+
+
+def test_an_estimate_explains_only_when_its_range_with_two_standard_errors_excludes_ours():
+    """Evidence that is an estimate (a mean of ratios) carries its standard error: the range the power rule sees is
+    widened by 2 s.e., so a point estimate whose noise reaches our value is within noise, not explained (today's
+    sampling half-width rows: ours x 1.0328 with s.e. 0.026 x ours)."""
+    from irrepro.core.verify import attach_evidence, widen_by_se
+    ref = [{"item": "hw", "paper": 2.21, "tolerance": 0.0, "explained": "the spread differs",
+            "evidence": {"fn": "ratio"}}]
+    for se, verdict in ((0.026 * 2.14, "within noise"), (0.002, "explained")):
+        reg = {"ratio": lambda row, data, values, se=se: {"low": 2.14 * 1.0328, "high": 2.14 * 1.0328, "se": se,
+                                                           "against": "paper", "how": "ours x mean ratio"}}
+        t = build_verify_table(attach_evidence(ref, reg, {}), {"hw": 2.14})
+        assert t.verdict.iloc[0] == verdict, (se, t.evidence.iloc[0])
+        assert t.evidence_low.iloc[0] == pytest.approx(2.14 * 1.0328 - 2 * se)
+        assert "2 s.e. of the estimate" in t.evidence.iloc[0]
+    # without its se the same point estimate would have explained the row: the widening is what changes it
+    bare = [{**ref[0]}]
+    reg = {"ratio": lambda row, data, values: {"low": 2.21, "high": 2.21, "against": "paper", "how": "x"}}
+    assert build_verify_table(attach_evidence(bare, reg, {}), {"hw": 2.14}).verdict.iloc[0] == "explained"
+    with pytest.raises(ValueError, match="standard error of an estimate"):
+        widen_by_se({"low": 1.0, "high": 1.0, "se": float("nan")})
+    assert widen_by_se({"low": 1.0, "high": 2.0}) == {"low": 1.0, "high": 2.0}

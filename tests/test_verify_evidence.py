@@ -50,6 +50,40 @@ def test_missing_topics_range_holds_the_full_matrix_and_rejects_a_far_value():
         bv_ev.missing_topics({"item": "table9/other/original"}, _data(X), {}, missing=2)
 
 
+def test_missing_topics_at_known_places_are_one_value_not_a_draw():
+    """Topics whose ids are known sit at their places: 4 and 17 of a 22-topic matrix (ids 1-22) left out and put
+    back as zeros give one value, the cell of that very matrix; drawn at random places instead, the range is wide
+    and the row's verdict would rest on randomness alone."""
+    full = _matrix(5, topics=22)
+    full[:, [4, 17]] = 0.0
+    X = np.delete(full, [4, 17], axis=1)
+    for col in ("random", "random_norm", "difficulty"):
+        row = {"item": f"table9/c/{col}"}
+        known = bv_ev.missing_topics(row, _data(X), {}, ids=[1, 22], at=[18, 5], fill="zero")
+        assert known["low"] == known["high"] == pytest.approx(bv_ev.table9_cells(full[None], col)[0], abs=1e-12)
+        assert "topics 5, 18" in known["how"] and "known places" in known["how"]
+        drawn = bv_ev.missing_topics(row, _data(X), {}, missing=2, fill="zero", resamples=300)
+        assert "their places are unknown" in drawn["how"]
+        if col != "difficulty":  # zero topics are hardest wherever they sit: only the random groups move
+            assert drawn["high"] - drawn["low"] > 1e-3
+    with pytest.raises(InputError, match="public matrix of c has 20 topics"):
+        bv_ev.missing_topics({"item": "table9/c/random"}, _data(X), {}, ids=[1, 23], at=[5, 18])
+    with pytest.raises(InputError, match="need 'ids: \\[first, last\\]'"):
+        bv_ev.missing_topics({"item": "table9/c/random"}, _data(X), {}, at=[5, 18])
+    with pytest.raises(InputError, match="not distinct ids"):
+        bv_ev.missing_topics({"item": "table9/c/random"}, _data(X), {}, ids=[1, 22], at=[5, 30])
+
+
+def test_resampled_ranges_are_widened_by_their_own_monte_carlo_error():
+    """The 0.5-99.5% range of R resamples is taken at the order statistics 2 binomial s.e. of the rank further out
+    (rank of the 0.5% quantile among 2,000: 10 +- 2 x 3.15): never narrower than the plain quantiles."""
+    x = np.arange(2000.0)
+    lo, hi, how = bv_ev._range(x, 0.99)
+    assert (lo, hi) == (3.0, 1996.0) and "order statistics 4 and 1997" in how
+    assert lo <= np.quantile(x, 0.005) and hi >= np.quantile(x, 0.995)
+    assert bv_ev._range(x, 1.0)[:2] == (0.0, 1999.0)
+
+
 def test_run_resamples_is_reproducible_and_holds_ours():
     X = _matrix(4, systems=15)
     row = {"item": "table9/c/random"}
@@ -164,6 +198,8 @@ def test_sampling_table3_sd_ratio():
     data = {"tables": {"ci_halfwidth_readings": readings}, "reference": ref}
     ev = table3_sd_ratio({"item": "ci_halfwidth/A"}, data, {"ci_halfwidth/A": {"value": 2.0}})
     assert ev["low"] == pytest.approx(2.0 * 1.05) and ev["low"] == ev["high"]
+    # the mean of the ratios 1.1 and 1.0 is an estimate: s.e. sd / sqrt(2) = 0.05, times ours
+    assert ev["se"] == pytest.approx(2.0 * np.std([1.1, 1.0], ddof=1) / np.sqrt(2))
     assert evidence_meets(ev, 2.1, 2.0, 0.008) and not evidence_meets(ev, 2.0, 2.0, 0.008)
     with pytest.raises(InputError, match="no ci_halfwidth_readings"):
         table3_sd_ratio({"item": "ci_halfwidth/A"}, {}, {"ci_halfwidth/A": 2.0})

@@ -100,6 +100,7 @@ rule sampling_comparative:
         budgets_per_query=_S["budgets_per_query"],
         accuracy_trials=_S["accuracy_trials"],
         synth=_synth_only(json.dumps(_S["synth"], sort_keys=True)),
+        synth_replicates=_synth_only(_S["synth_replicates"]),
         depth=_trec_only(_S["trec"]["depth"]),
         budget_per_query=_trec_only(_S["budget_per_query"]),
         trials=_trec_only(_S["trials"]),

@@ -9,6 +9,7 @@ written flat, as here, or grouped (:func:`load_reference`)::
       paper: 0.0613                     # the paper's number (or true/false for a qualitative claim)
       tolerance: 0.00005                # |reproduced - paper| <= tolerance  => ok
       basis: "half a unit of the printed 4 decimals"   # where the tolerance comes from (required if > 0)
+      basis_kind: printed               # what it rests on: printed | monte-carlo | float (TOLERANCE_BASES)
       note: "..."                       # context
       explained: "..."                  # why the row is known to differ (a data difference, a paper typo ...)
       evidence: {fn: missing_topics, missing: 2}   # the function of irrepro.papers.<paper>.evidence backing it
@@ -21,6 +22,16 @@ tolerance, is no wider than |paper - ours| and does not hold the value it is not
 meets the explanation without that power says only that the difference is within the noise of what it varies:
 the row is ``within noise``, counted apart. Otherwise, or without evidence, it is ``unexplained``. Evidence values
 are never written in the reference file.
+
+"Reproduced" has one rule: a ``check`` row's tolerance rests on the paper's printed precision, the Monte-Carlo error
+of a random process of ours that the row names, or floating-point noise (``basis_kind``, :data:`TOLERANCE_BASES`),
+never on a data or reading difference: such a difference is evidence (``explained`` + ``evidence``), computed,
+with a range, and judged by the power rule. :func:`check_reference` refuses a check row whose tolerance declares
+another basis (or none), so neither :func:`load_reference` nor :func:`verify_paper` runs with one.
+
+Evidence that is an estimate (a mean of ratios, a resampled value) returns its standard error ``se`` beside its
+range; :func:`attach_evidence` widens the range by :data:`EVIDENCE_SE_K` standard errors on each side before the
+power rule sees it (:func:`widen_by_se`), so a point estimate whose noise reaches our value explains nothing.
 
 A row may give ``tolerance_se: k``: the tolerance is then k times the standard error that the reproduced value
 carries (``{"value": x, "se": s}``, k s.e. of our own Monte-Carlo replicates) plus the row's ``tolerance`` if any
@@ -58,6 +69,17 @@ REPRODUCED, EXPLAINED_V, UNEXPLAINED, NOT_REPRODUCIBLE = "reproduced", "explaine
 WITHIN_NOISE, PAPER_INCONSISTENT = "within noise", "paper inconsistent"
 AGREES, DISAGREES, NOT_COMPUTED = "agrees", "disagrees", "not computed"
 HOLDS, FAILS, NOT_TESTABLE = "holds", "fails", "not testable"
+#: what a ``check`` row's tolerance may rest on (its ``basis_kind``): "reproduced" means within one of these, never
+#: within a data or reading difference (that is evidence, judged by the power rule)
+TOLERANCE_BASES = {
+    "printed": "the paper's printed precision (half a unit of its last printed digit, propagated through a formula "
+               "where our cell is computed from printed numbers)",
+    "monte-carlo": "the Monte-Carlo error of a random process of ours that the row names (k s.e. of our replicates, "
+                   "tolerance_se, with at most a printed half unit beside it)",
+    "float": "floating-point noise",
+}
+#: standard errors on each side by which an estimate's evidence range is widened (:func:`widen_by_se`)
+EVIDENCE_SE_K = 2.0
 # what evidence is compared with: the paper's number (a reading, a data difference, a copied cell) or ours (a paper
 # inconsistency: the paper's own inputs under its own formula give our number, not its printed one)
 AGAINST = ("paper", "reproduced", "paper_bound")
@@ -141,12 +163,37 @@ def check_reference(rows: list, where="reference") -> None:
         tol = row.get("tolerance", 0) or 0
         if isinstance(row["paper"], bool):  # a true/false claim has no tolerance
             continue
-        if kind in ("check", "cross-check", "claim") and (tol > 0 or row.get("tolerance_se")) \
-                and not row.get("basis"):
+        has_tol = tol > 0 or bool(row.get("tolerance_se"))
+        if kind in ("check", "cross-check", "claim") and has_tol and not row.get("basis"):
             raise InputError(f"item {row['item']!r}: tolerance {row.get('tolerance', '')}"
                              f"{' tolerance_se ' + str(row['tolerance_se']) if row.get('tolerance_se') else ''}"
-                             " without a 'basis' (say where it comes from: printed precision, k s.e. of our "
-                             "replicates, a documented data difference)", path=where)
+                             " without a 'basis' (say where it comes from: the paper's printed precision, k s.e. "
+                             "of our replicates, floating-point noise)", path=where)
+        if kind == "check" and has_tol:
+            check_tolerance_basis(row, where)
+
+
+def check_tolerance_basis(row: Mapping[str, Any], where="reference") -> None:
+    """Raise ``InputError`` (naming ``where`` and the item) unless a ``check`` row's tolerance rests on one of
+    :data:`TOLERANCE_BASES` (its ``basis_kind``): a ``tolerance_se`` is Monte-Carlo error, and a basis that names a
+    data or reading difference is refused whatever kind it declares. A difference the paper's data or reading
+    causes is evidence (``explained`` + ``evidence: {fn: ...}``), never a tolerance that turns it into a match."""
+    item, kind = row["item"], row.get("basis_kind")
+    if kind not in TOLERANCE_BASES:
+        raise InputError(f"item {item!r}: tolerance with basis_kind {kind!r}: a check's tolerance rests on the "
+                         "paper's printed precision (printed), the Monte-Carlo error of a random process of ours "
+                         "that the row names (monte-carlo) or floating-point noise (float); a data or reading "
+                         "difference is evidence (explained: ..., evidence: {fn: ...}), never a tolerance",
+                         path=where)
+    if row.get("tolerance_se") and kind != "monte-carlo":
+        raise InputError(f"item {item!r}: tolerance_se (k s.e. of our replicates) is Monte-Carlo error: "
+                         f"basis_kind monte-carlo, not {kind!r}", path=where)
+    text = str(row.get("basis", "")).lower()
+    for words in ("data difference", "reading difference", "inferred"):
+        if words in text:
+            raise InputError(f"item {item!r}: the tolerance's basis names a {words!r} ({row.get('basis')!r}): a "
+                             "data or reading difference is evidence (explained: ..., evidence: {fn: ...}), never "
+                             "a tolerance", path=where)
 
 
 def expand_groups(ref) -> list[dict]:
@@ -257,13 +304,34 @@ def evidence_power(evidence: Mapping[str, Any] | None, paper, reproduced, tol=No
     return "; ".join(why)
 
 
+def widen_by_se(evidence: Mapping[str, Any], k: float = EVIDENCE_SE_K) -> dict:
+    """Evidence that is an estimate (``se``: the standard error of the estimate, in the cell's units) with its range
+    widened by ``k`` standard errors on each side, said in ``how``; evidence without ``se`` (a proof, an enumeration
+    of readings, a deterministic recomputation) is returned as it is. A negative or non-finite ``se`` is an
+    ``InputError``: an estimate whose noise is unknown cannot back an explanation."""
+    ev = dict(evidence)
+    if "se" not in ev or "error" in ev:
+        return ev
+    se = ev["se"]
+    if not _is_number(se) or not math.isfinite(se) or se < 0:
+        raise InputError(f"evidence se {se!r}: the standard error of an estimate is a finite number >= 0")
+    if _bounds(ev) is None:
+        return ev
+    ev["estimate_low"], ev["estimate_high"] = ev["low"], ev["high"]
+    ev["low"], ev["high"] = float(ev["low"]) - k * float(se), float(ev["high"]) + k * float(se)
+    ev["how"] = _join(ev.get("how", ""), f"± {k:g} s.e. of the estimate ({float(se):.3g}): "
+                                         f"{ev['low']:.6g}-{ev['high']:.6g}")
+    return ev
+
+
 def attach_evidence(reference: list[Mapping[str, Any]], registry: Mapping[str, Any], data: Mapping[str, Any],
                     values: Mapping[str, Any] | None = None) -> list[dict]:
     """Compute the evidence of every reference row that names one (``evidence: {fn: name, <args>}``): the
     function ``registry[name](row, data, values, **args)`` of the paper's package returns ``{"low", "high",
     "how", "against"}`` from this run's inputs ``data`` (matrices, tables) and computed ``values``. The result is
     the row's ``evidence_result``; an unknown name or an ``InputError`` of the function is kept as
-    ``{"error": reason}`` (the row is then unexplained, with the reason in its note), never raised away silently."""
+    ``{"error": reason}`` (the row is then unexplained, with the reason in its note), never raised away silently.
+    An estimate's range is widened by its standard error (:func:`widen_by_se`) before any verdict reads it."""
     out = []
     for ref in reference:
         r = dict(ref)
@@ -276,7 +344,7 @@ def attach_evidence(reference: list[Mapping[str, Any]], registry: Mapping[str, A
                                                  f"(known: {', '.join(sorted(registry)) or 'none'})"}
             else:
                 try:
-                    r["evidence_result"] = dict(fn(r, data or {}, values or {}, **args))
+                    r["evidence_result"] = widen_by_se(fn(r, data or {}, values or {}, **args))
                 except InputError as e:
                     r["evidence_result"] = {"error": f"evidence {spec['fn']} not computed: {e}"}
         out.append(r)
@@ -493,6 +561,7 @@ def verify_paper(paper: str, reference: list[Mapping[str, Any]], values: Mapping
                 raise
             return None
 
+    check_reference(list(reference), f"reference of {paper}")
     data = {"reference": list(reference), **(data or {})}  # the paper's printed numbers, before any hook
     hook = module("verify")
     if hook is not None:

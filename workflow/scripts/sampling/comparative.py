@@ -21,7 +21,9 @@ with log_to(sm.log[0]) as log:
         f.write(tables.comparative_markdown(table, data))
     acc.round(6).to_csv(sm.output.accuracy, index=False)
     plots.save(plots.fig_accuracy(acc, data, p.accuracy_trials), sm.output.pdf, sm.output.png)
-    values = claims.comparative_values(data, table, var)
+    se = (tables.synth_replicate_se(json.loads(p.synth), tables.replicate_seeds(p.seed, p.synth_replicates),
+                                    p.window) if data == "synth" else None)
+    values = claims.comparative_values(data, table, var, se)
     if data == "synth":
         with open(sm.output.tables24, "w") as f:
             f.write("see synth_tables.csv\n")

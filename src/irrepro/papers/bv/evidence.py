@@ -8,7 +8,8 @@ measure), ``table9`` (the ``bv.table9`` settings), ``seed`` (``bv.seed``) and ``
 the paper's own printed numbers). Each function returns ``{"low", "high", "how", "against"}``:
 
 * :func:`missing_topics` (a data difference: the paper's topic set had topics the public matrix lacks): the cell
-  over 50-topic matrices made of the public topics plus the missing ones at random positions;
+  with the missing topics at their known places in the topic order (one value), or, where their places are
+  unknown, over matrices with them at random places;
 * :func:`run_resamples` (a data difference: the paper's run set differs): the cell over run sets of the public
   size drawn with replacement from the public runs (a system bootstrap);
 * :func:`tie_orders` (an ambiguous order: tied per-topic maxima make "hardest first" not unique): the cell over
@@ -19,9 +20,10 @@ the paper's own printed numbers). Each function returns ``{"low", "high", "how",
   Bias^2 + Var = total or Eq. 16, give another value than the printed one): that value, compared with ours.
 
 Monte-Carlo ranges are the central ``coverage`` quantiles of the resamples (0.99: the 0.5-99.5% range, wide enough
-to hold the cell the difference can cause without resting on a single extreme resample); enumerations of possible
-readings (tie orders, positions of missing topics) use min-max (``coverage: 1``): each resample is a reading the
-paper could have used. Resampling is vectorised over resamples (numpy stacks, no per-resample Python loop).
+to hold the cell the difference can cause without resting on a single extreme resample), each widened by its own
+Monte-Carlo error (:func:`_range`); enumerations of possible readings (tie orders, unknown places of missing
+topics) use min-max (``coverage: 1``): each resample is a reading the paper could have used. Resampling is
+vectorised over resamples (numpy stacks, no per-resample Python loop).
 """
 from __future__ import annotations
 
@@ -103,14 +105,22 @@ def table9_cells(Xs, column: str, order_size: int = 5, difficulty_size: int = 5,
 
 
 def _range(samples, coverage: float):
-    s = np.asarray(samples, float)
+    """``(low, high, how)`` of resampled cells: min-max at ``coverage`` >= 1 (an enumeration of readings); else the
+    central ``coverage`` quantiles, each widened by its own Monte-Carlo error: the order statistics 2 binomial
+    standard errors of the rank further out (the rank of the q-quantile among R draws has s.e. sqrt(R q (1 - q))),
+    so a range from finitely many resamples is not narrower than the resampling can tell."""
+    s = np.sort(np.asarray(samples, float))
     s = s[np.isfinite(s)]
     if not s.size:
         raise InputError("every resample gave an undefined cell")
     if coverage >= 1:
-        return float(s.min()), float(s.max())
-    q = (1 - coverage) / 2
-    return float(np.quantile(s, q)), float(np.quantile(s, 1 - q))
+        return float(s[0]), float(s[-1]), "min-max"
+    R, q = s.size, (1 - coverage) / 2
+    k = 2.0 * np.sqrt(R * q * (1 - q))
+    lo_i = max(int(np.floor(R * q - k)), 0)
+    hi_i = R - 1 - lo_i
+    return float(s[lo_i]), float(s[hi_i]), (f"{q:.1%}-{1 - q:.1%} quantiles widened by 2 s.e. of their rank among "
+                                            f"{R} resamples (order statistics {lo_i + 1} and {hi_i + 1})")
 
 
 def _table9_target(row, data):
@@ -129,38 +139,77 @@ def _rng(data, salt: str):
     return np.random.default_rng([int(data.get("seed", 0)), *salt.encode()])
 
 
-def missing_topics(row, data, values, missing: int, fill: str = "zero", resamples: int = 2000,
-                   coverage: float = 1.0):
-    """A data difference in topics: the paper had ``missing`` topics more than the public matrix. The cell over
-    ``resamples`` matrices of the public topics plus ``missing`` topics at random positions of the topic order,
-    each ``fill``: ``"zero"`` (topics without relevant documents: every system scores 0) or ``"public"`` (a
-    public topic's scores, drawn with replacement)."""
+def _insert_topics(X, at_positions, extra):
+    """``R x S x (T + m)`` stacks: each matrix of ``extra`` (``R x S x m``) put at ``at_positions`` (an ``R x m``
+    array of sorted positions in the topic order of n = T + m), the public topics of ``X`` in their order around."""
+    R, S, m = extra.shape
+    T = X.shape[1]
+    n = T + m
+    is_extra = np.zeros((R, n), bool)
+    np.put_along_axis(is_extra, at_positions, True, axis=1)
+    src = np.concatenate([np.broadcast_to(X, (R, S, T)), extra], axis=2)                # R x S x (T + m)
+    # topic index into src per position: public topics in their order where not extra, extra ones in order
+    idx = np.where(is_extra, T + np.cumsum(is_extra, axis=1) - 1, np.cumsum(~is_extra, axis=1) - 1)
+    return np.take_along_axis(src, np.broadcast_to(idx[:, None, :], (R, S, n)), axis=2)
+
+
+def missing_topics(row, data, values, missing: int | None = None, at=None, ids=None, fill: str = "zero",
+                   resamples: int = 2000, coverage: float = 1.0):
+    """A data difference in topics: the paper had topics the public matrix lacks, each ``fill``: ``"zero"`` (topics
+    without relevant documents: every system scores 0) or ``"public"`` (a public topic's scores, drawn with
+    replacement).
+
+    Known facts are used, not drawn: with ``at`` (the missing topics' ids) and ``ids`` (``[first, last]``: the
+    paper's topics, numbered consecutively, whose others are the public matrix's rows in topic order) the missing
+    topics sit at their known places; with ``fill: zero`` the cell is then one value (low = high). Only where the
+    places are really unknown (``missing``: how many, without ``at``) are they drawn: the cell over ``resamples``
+    matrices with the missing topics at random places of the topic order (``coverage``: min-max at 1, else the
+    central quantiles widened by their own Monte-Carlo error, :func:`_range`)."""
     collection, column, X = _table9_target(row, data)
     S, T = X.shape
     rng = _rng(data, row["item"])
-    n = T + missing
+    if at is not None:
+        if ids is None or len(ids) != 2:
+            raise InputError(f"{row['item']!r}: missing topics 'at' their ids need 'ids: [first, last]', the paper's "
+                             "consecutive topic ids")
+        paper_ids = list(range(int(ids[0]), int(ids[1]) + 1))
+        at = sorted(int(t) for t in at)
+        if not set(at) <= set(paper_ids) or len(set(at)) != len(at):
+            raise InputError(f"{row['item']!r}: missing topics {at} are not distinct ids among {ids[0]}-{ids[1]}")
+        if len(paper_ids) - len(at) != T:
+            raise InputError(f"{row['item']!r}: {len(paper_ids)} paper topics ({ids[0]}-{ids[1]}) less the {len(at)} "
+                             f"missing ones are {len(paper_ids) - len(at)}, but the public matrix of {collection} has "
+                             f"{T} topics")
+        missing = len(at)
+        known = fill == "zero"  # zero topics at known places: nothing is left to draw
+        positions = np.broadcast_to(np.array([paper_ids.index(t) for t in at]), (1 if known else resamples, missing))
+    elif missing is None:
+        raise InputError(f"{row['item']!r}: missing_topics needs 'at' (the missing topics' ids, with 'ids') or "
+                         "'missing' (how many, at unknown places)")
+    else:
+        known = False
+        n = T + missing
+        positions = np.sort(np.argsort(rng.random((resamples, n)), axis=1)[:, :missing], axis=1)  # random places
+    R = positions.shape[0]
     if fill == "zero":
-        extra = np.zeros((resamples, S, missing))
+        extra = np.zeros((R, S, missing))
     elif fill == "public":
-        extra = np.moveaxis(X[:, rng.integers(0, T, (resamples, missing))], 0, 1)       # R x S x missing
+        extra = np.moveaxis(X[:, rng.integers(0, T, (R, missing))], 0, 1)               # R x S x missing
     else:
         raise InputError(f"unknown fill {fill!r}; expected 'zero' or 'public'")
-    # random positions of the extra topics: the first `missing` of a random permutation of the n positions
-    keys = rng.random((resamples, n))
-    slots = np.argsort(keys, axis=1)
-    is_extra = np.zeros((resamples, n), bool)
-    np.put_along_axis(is_extra, slots[:, :missing], True, axis=1)
-    Xs = np.empty((resamples, S, n))
-    src = np.concatenate([np.broadcast_to(X, (resamples, S, T)), extra], axis=2)      # R x S x (T + missing)
-    # topic index into src per position: public topics in their order where not extra, extra ones in order
-    idx = np.where(is_extra, T + np.cumsum(is_extra, axis=1) - 1, np.cumsum(~is_extra, axis=1) - 1)
-    Xs = np.take_along_axis(src, np.broadcast_to(idx[:, None, :], (resamples, S, n)), axis=2)
-    lo, hi = _range(table9_cells(Xs, column, **(data.get("table9") or {})), coverage)
+    Xs = _insert_topics(X, np.ascontiguousarray(positions), extra)
+    cells = table9_cells(Xs, column, **(data.get("table9") or {}))
     what = "every system 0 (no relevant document)" if fill == "zero" else "a public topic's scores"
-    span = "min-max" if coverage >= 1 else f"{(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"
+    if known:
+        v = float(cells[0])
+        return {"low": v, "high": v, "against": "paper",
+                "how": f"{collection} {column} on the {T} public topics + topics {', '.join(map(str, at))} ({what}) at "
+                       f"their known places in the topic order {ids[0]}-{ids[1]}"}
+    lo, hi, span = _range(cells, coverage)
+    where = (f"topics {', '.join(map(str, at))} at their known places, each {what} drawn" if at is not None
+             else f"{missing} topics ({what}) at random places (their places are unknown)")
     return {"low": lo, "high": hi, "against": "paper",
-            "how": f"{collection} {column} over {resamples} matrices of the {T} public topics + {missing} topics "
-                   f"({what}) at random positions, {span}"}
+            "how": f"{collection} {column} over {R} matrices of the {T} public topics + {where}, {span}"}
 
 
 def run_resamples(row, data, values, resamples: int = 2000, coverage: float = 0.99):
@@ -170,10 +219,10 @@ def run_resamples(row, data, values, resamples: int = 2000, coverage: float = 0.
     S, T = X.shape
     rng = _rng(data, row["item"])
     Xs = X[rng.integers(0, S, (resamples, S))]                                          # R x S x T
-    lo, hi = _range(table9_cells(Xs, column, **(data.get("table9") or {})), coverage)
+    lo, hi, span = _range(table9_cells(Xs, column, **(data.get("table9") or {})), coverage)
     return {"low": lo, "high": hi, "against": "paper",
             "how": f"{collection} {column} over {resamples} run sets of {S} runs drawn with replacement from the "
-                   f"{S} public runs, {(1 - coverage) / 2:.1%}-{1 - (1 - coverage) / 2:.1%}"}
+                   f"{S} public runs, {span}"}
 
 
 def tie_orders(row, data, values, resamples: int = 2000, tolerance: float | None = None):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from irrepro.papers.sampling.experiments import PROBLEMS
+
 SYNTH_VALUES = ("true", "shallow", "deep_mean", "deep_sd", "u_hat_mean", "u_hat_sd", "sd_q_star", "sd_q_p",
                 "sd_q_unif", "ci_halfwidth", "coverage")
 TRUE_ORDER = ["OPT", "REV-75", "SHIFT-5", "REV-150", "SHIFT-7"]   # Table 2's order of the true U(S)
@@ -62,11 +64,18 @@ def synth_values(df: pd.DataFrame, trials: int) -> dict:
     return values
 
 
-def comparative_values(data: str, table: pd.DataFrame, var: dict) -> dict:
+def comparative_values(data: str, table: pd.DataFrame, var: dict, se: dict | None = None) -> dict:
     """Tables 5–7 on ``data``: ``<data>/<table>/<sampler>/<approx_u|true_u>`` and the claim that Q* has a lower
-    variance than the naive sampler in every cell."""
-    values = {f"{data}/{r['table']}/{r['sampler']}/{k}": float(r[k]) for r in table.to_dict(orient="records")
-              for k in ("approx_u", "true_u")}
+    variance than the naive sampler in every cell. ``se``: the cells' Monte-Carlo error by the keys of ``var``
+    (:func:`irrepro.papers.sampling.tables.synth_replicate_se`), written beside each value for its tolerance."""
+    problem = dict(PROBLEMS)
+    values = {}
+    for r in table.to_dict(orient="records"):
+        for k in ("approx_u", "true_u"):
+            v = float(r[k])
+            key = f"{problem[r['table']]}_{r['sampler']}/{k.removesuffix('_u')}"
+            values[f"{data}/{r['table']}/{r['sampler']}/{k}"] = (
+                {"value": v, "se": float(se[key])} if se is not None else v)
     values[f"{data}/claim/qstar_beats_naive_everywhere"] = bool(all(
         var[f"{p}_qstar/{u}"] < var[f"{p}_naive/{u}"] for p in ("pair", "base", "rank") for u in ("approx", "true")))
     return values

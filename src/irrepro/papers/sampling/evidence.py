@@ -44,11 +44,18 @@ def table3_sd_ratio(row, data, values, level: float = 0.95):
               if _paper(data, f"sd_q_star/{s}") is not None and h > 0}
     if not ratios:
         raise InputError("no system with both the paper's sd_q_star and our expected half-width")
-    r = float(np.mean(list(ratios.values())))
+    x = np.array(list(ratios.values()))
+    r = float(x.mean())
+    # the mean of the per-system ratios is an estimate: its standard error (sd / sqrt(systems)) goes with it, and
+    # irrepro.core.verify widens the range by it before judging; one system leaves its noise unknown
+    se_r = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+    if not np.isfinite(se_r):
+        raise InputError("one system's ratio: the mean ratio's standard error is unknown (needs two or more)")
     v = float(ours) * r
-    return {"low": v, "high": v, "against": "paper",
-            "how": f"ours {float(ours):.4f} x {r:.4f}, the mean over {len(ratios)} systems of the paper's Table 3 sd "
-                   f"under Q* / our expected sd ({', '.join(f'{s} {x:.3f}' for s, x in ratios.items())})"}
+    each = ", ".join(f"{s} {x:.3f}" for s, x in ratios.items())
+    return {"low": v, "high": v, "se": float(ours) * se_r, "against": "paper",
+            "how": f"ours {float(ours):.4f} x {r:.4f} (s.e. {se_r:.4f}), the mean over {len(ratios)} systems of the "
+                   f"paper's Table 3 sd under Q* / our expected sd ({each})"}
 
 
 def _printed(data, item):

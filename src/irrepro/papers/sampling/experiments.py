@@ -79,6 +79,10 @@ def comparison_sets(true_u: dict, window: int = 5):
     return order, pairs, windows
 
 
+# Tables 5–7: (table, comparison problem of comparative_variances' keys "<problem>_<sampler>/<approx|true>")
+PROBLEMS = (("table5", "pair"), ("table6", "base"), ("table7", "rank"))
+
+
 def comparative_variances(u, Ps: dict, approx: dict, window: int = 5) -> dict:
     """Tables 5–7: Σ(Q)·n (Eqs. 8, 10), averaged over the comparison sets, for the naive sampler and the paper's
     Q*, each built from the approximate utilities ũ (mean of the systems' ũ) and from the true utilities u*.

@@ -16,7 +16,7 @@ from irrepro.core.verify import to_markdown
 from irrepro.papers.sampling import readings as _readings
 from irrepro.papers.sampling import synth as _synth
 from irrepro.papers.sampling.estimators import approx_utility_rank, approx_utility_trec, target
-from irrepro.papers.sampling.experiments import (comparative_accuracy, comparative_variances,
+from irrepro.papers.sampling.experiments import (PROBLEMS, comparative_accuracy, comparative_variances,
                                                  single_system_experiment)
 from irrepro.papers.sampling.trec import target_depth, trec_matrices
 
@@ -25,8 +25,6 @@ log = logging.getLogger(__name__)
 TABLE2 = ["system", "true", "shallow", "deep_mean", "deep_sd", "u_hat_mean", "u_hat_sd"]
 TABLE3 = ["system", "sd_q_star", "sd_q_p", "sd_q_unif"]
 TABLE4 = ["system", "u_hat_mean", "u_hat_sd", "ci_halfwidth", "coverage"]
-# Tables 5–7: (table, comparison problem of comparative_variances)
-PROBLEMS = (("table5", "pair"), ("table6", "base"), ("table7", "rank"))
 
 
 def synth_data(synth: dict, seed: int):
@@ -113,6 +111,28 @@ def comparative(u, Ps: dict, approx: dict, window: int, budgets_per_query, accur
     rows = [{"table": table, "sampler": sampler, "approx_u": var[f"{prob}_{sampler}/approx"],
              "true_u": var[f"{prob}_{sampler}/true"]} for table, prob in PROBLEMS for sampler in ("naive", "qstar")]
     return var, pd.DataFrame(rows), acc
+
+
+def replicate_seeds(seed: int, n: int) -> tuple[int, ...]:
+    """The seeds of the further SYNTH draws of Tables 5–7's Monte-Carlo error: ``seed + 1000 i``, i = 1..n (apart
+    from Tables 2–4's trials, ``seed + 1``, and the half-width readings' draws, ``seed + 100``, ``seed + 200``)."""
+    return tuple(seed + 1000 * (i + 1) for i in range(n))
+
+
+def synth_replicate_se(synth: dict, seeds, window: int) -> dict:
+    """The Monte-Carlo error of Tables 5–7's analytic SYNTH cells: each variance of :func:`comparative_variances`
+    on the SYNTH of every seed of ``seeds``; per key the standard error of (ours − the paper's), both one SYNTH
+    draw: sqrt(2) × the sample sd over the draws (``InputError`` with fewer than two)."""
+    from irrepro.errors import InputError
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        raise InputError(f"Tables 5-7's Monte-Carlo error needs two or more further SYNTH draws, got {len(seeds)}")
+    draws = []
+    for s in seeds:
+        u, _, Ps, approx = synth_matrices(synth, s)
+        draws.append(comparative_variances(u, Ps, approx, window=window))
+        log.info("SYNTH draw of seed %d: Tables 5-7 recomputed", s)
+    return {k: float(np.sqrt(2) * np.std([d[k] for d in draws], ddof=1)) for k in draws[0]}
 
 
 def comparative_markdown(table: pd.DataFrame, data: str) -> str:
