@@ -191,13 +191,14 @@ def test_a_resampling_test_that_cannot_pass_holm_says_so():
     H = _population(T=30, S=7, noise=0.02)
     frame = pd.DataFrame(H, columns=[f"s{i}" for i in range(7)])
     few = {**SETTINGS, "tests": ["t", "randomisation"], "n_permutations": 199}
-    d = decision_audit(pair_decisions(frame, frame.copy(), **few), few).set_index("test")
+    d = decision_audit(pair_decisions(frame, frame.copy(), **few), few, topics=30).set_index("test")
     assert d.loc["randomisation", "both_same"] == 0 and d.loc["t", "both_same"] > 0
-    assert d.loc["randomisation", "note"].startswith("no pair can be significant: the smallest p-value of 199 "
-                                                     "resamples, 0.005, exceeds holm's first threshold")
+    assert d.loc["randomisation", "note"].startswith(
+        "no pair can be significant: randomisation's smallest p-value on 30 topics with 199 resamples, 0.005, is "
+        "not below holm's first threshold alpha / 21 pairs = 0.0024; with 420 resamples or more")
     assert d.loc["t", "note"] == ""
     many = {**few, "n_permutations": 999}
-    d = decision_audit(pair_decisions(frame, frame.copy(), **many), many).set_index("test")
+    d = decision_audit(pair_decisions(frame, frame.copy(), **many), many, topics=30).set_index("test")
     assert d.loc["randomisation", "note"] == "" and d.loc["randomisation", "both_same"] > 0
 
 

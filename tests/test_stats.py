@@ -634,3 +634,100 @@ def test_effect_heatmap_shows_signed_differences_and_marks_significance():
     marked = {(int(round(y)), int(round(x))) for x, y in ax.collections[0].get_offsets()}
     assert (i, j) in marked and (j, i) in marked
     plt.close(fig)
+
+
+def _null_pairs(T, P, seed):
+    """P null pairs on T topics, IR-like: per topic a difficulty shared by both systems, scores in [0, 1] drawn the
+    same way for both (exchangeable, so every test's null holds), with many ties at 0."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.beta(0.7, 1.5, (T, P))
+    a = np.clip(difficulty + rng.normal(0, 0.12, (T, P)), 0, 1)
+    b = np.clip(difficulty + rng.normal(0, 0.12, (T, P)), 0, 1)
+    return a - b
+
+
+@pytest.mark.parametrize("T", [10, 25])
+def test_every_paired_test_holds_its_size_at_the_default_resamples(T):
+    """Type-I error at alpha = 0.05 on 4,000 null pairs (Monte-Carlo s.e. 0.0034): every test at most 0.05 + 3 s.e.,
+    at the defaults users get (1,000 resamples). The unstudentised bootstrap statistic (|m* - mean| >= |mean|, the
+    plug-in spread) rejects 0.094 and 0.076 of these null pairs at 10 and 25 topics: it fails this bound."""
+    D = _null_pairs(T, 4000, T)
+    bound = 0.05 + 3 * np.sqrt(0.05 * 0.95 / D.shape[1])
+    rng = np.random.default_rng(0)
+    sizes = {"t": paired.paired_t(D), "wilcoxon": paired.wilcoxon(D), "sign": paired.sign(D),
+             "randomisation": paired.randomisation(D, 1000, rng), "bootstrap": paired.bootstrap(D, 1000, rng, 0.05)[0]}
+    sizes = {k: float((p < 0.05).mean()) for k, p in sizes.items()}
+    assert all(v <= bound for v in sizes.values()), sizes
+
+
+@pytest.mark.parametrize("T", [10, 25])
+def test_bootstrap_interval_covers_at_its_level_and_inverts_the_test(T):
+    """The symmetric bootstrap-t interval of the mean difference covers the true difference (0 here) within [0.93,
+    0.98] on 4,000 pairs, and holds 0 exactly when the test does not reject (up to the p-value's 1 / (B + 1))."""
+    D = _null_pairs(T, 4000, 100 + T)
+    p, lo, hi = paired.bootstrap(D, 1000, np.random.default_rng(2), 0.05)
+    covered = (lo <= 0) & (0 <= hi)
+    assert 0.93 <= covered.mean() <= 0.98, covered.mean()
+    clear = np.abs(p - 0.05) > 2 / 1001
+    assert (covered[clear] == (p[clear] >= 0.05)).all()
+    shifted = D + 0.5 * D.std(axis=0, ddof=1)  # a true difference of half an sd: rejected far more often
+    p2, lo2, hi2 = paired.bootstrap(shifted, 1000, np.random.default_rng(2), 0.05)
+    assert (p2 < 0.05).mean() > 0.2 > (p < 0.05).mean()
+    assert np.allclose(hi2 - lo2, hi - lo)  # a shift moves the interval, its width is the differences' spread
+
+
+def test_holm_holds_the_family_wise_error_for_every_test():
+    """Holm over the 45 pairs of 10 exchangeable systems on 25 topics, 300 families: the family-wise error of every
+    test at most 0.065 (0.05 + 3 Monte-Carlo s.e. of 0.0126)."""
+    rng = np.random.default_rng(7)
+    F, S, T = 300, 10, 25
+    difficulty = rng.beta(0.7, 1.5, (F, T, 1))
+    X = np.clip(difficulty + rng.normal(0, 0.12, (F, T, S)), 0, 1)
+    a, b = np.triu_indices(S, 1)
+    D = (X[:, :, a] - X[:, :, b]).transpose(1, 0, 2).reshape(T, -1)  # T x (F * 45), family by family
+    tests = {"t": paired.paired_t(D), "wilcoxon": paired.wilcoxon(D), "sign": paired.sign(D),
+             "randomisation": paired.randomisation(D, 1000, rng), "bootstrap": paired.bootstrap(D, 1000, rng, 0.05)[0]}
+    for name, p in tests.items():
+        fwer = np.mean([(paired.holm(f) < 0.05).any() for f in p.reshape(F, -1)])
+        assert fwer <= 0.065, (name, fwer)
+
+
+def test_a_resampling_test_that_can_reject_nothing_says_why_with_its_real_floor():
+    """Holm's first pair is significant when m p < alpha, so a test whose smallest p-value equals alpha / m rejects
+    nothing (the boundary counts); a sign-flip test on T topics never gives p below 2^(1 - T), so on 10 topics over
+    496 pairs no number of resamples helps, and the note says so instead of advising more resamples."""
+    assert paired.p_floor("randomisation", 1000, 10) == 2.0 ** -9 and paired.p_floor("bootstrap", 1000, 10) == 1 / 1001
+    assert paired.p_floor("t", 1000, 10) == 0.0
+    # the boundary: R = 999 gives p >= 0.001 = alpha / 50
+    assert paired.unattainable("bootstrap", "holm", 50, 30, 999, 0.05).startswith("no pair can be significant")
+    assert paired.unattainable("bootstrap", "holm", 49, 30, 999, 0.05) == ""
+    few = paired.unattainable("randomisation", "holm", 496, 10, 50_000, 0.05)
+    assert "no number of resamples helps" in few and "15 topics or more" in few
+    assert paired.unattainable("randomisation", "holm", 20, 10, 1000, 0.05) == ""  # 0.00195 < 0.0025
+    many = paired.unattainable("randomisation", "bonferroni", 496, 93, 1000, 0.05)
+    assert "with 9920 resamples or more (stats.n_permutations)" in many
+    assert paired.unattainable("randomisation", "bh", 496, 10, 1000, 0.05) == ""  # BH's threshold grows with k
+    # what it predicts happens: on 10 clearly separated systems over 10 topics, no randomisation pair survives Holm
+    rng = np.random.default_rng(0)
+    X = np.linspace(0.1, 0.9, 10)[None, :] + rng.normal(0, 0.01, (10, 10))
+    a, b = np.triu_indices(10, 1)
+    D = X[:, a] - X[:, b]
+    p = paired.randomisation(D, 5000, rng)
+    assert (paired.holm(p) >= 0.05).all() and (paired.holm(paired.paired_t(D)) < 0.05).all()
+    assert paired.unattainable("randomisation", "holm", D.shape[1], 10, 5000, 0.05)  # 45 pairs: 2^-9 > 0.0011
+
+
+def test_the_stats_summary_says_which_test_can_reject_nothing():
+    from irrepro.core.scores import from_matrix
+    from irrepro.stats.stage import compare_measure, summary_markdown
+
+    rng = np.random.default_rng(1)
+    mat = pd.DataFrame(np.linspace(0.1, 0.9, 8)[None, :] + rng.normal(0, 0.05, (12, 8)),
+                       index=[f"q{i}" for i in range(12)], columns=[f"s{i}" for i in range(8)])
+    s = {"tests": ["t", "randomisation", "bootstrap"], "corrections": ["holm"], "alpha": 0.05, "n_permutations": 199,
+         "n_bootstrap": 1999, "seed": 0, "baseline": None}
+    c = compare_measure(from_matrix(mat, "c", "AP"), "c", "AP", s)
+    text = summary_markdown(c)
+    assert "Note: no pair can be significant: randomisation's smallest p-value on 12 topics with 199 resamples" in text
+    assert "bootstrap's" not in text  # 1 / 2000 < 0.05 / 28
+    assert len(c.unattainable) == 1 and c.unattainable[0] in c.notes

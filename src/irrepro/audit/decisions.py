@@ -17,11 +17,10 @@ import numpy as np
 import pandas as pd
 
 from irrepro.stats.compare import compare
+from irrepro.stats.paired import RESAMPLED, unattainable
 
 COLUMNS = ["test", "correction", "pairs", "both_same", "both_none", "humans_only", "labels_only", "opposite",
            "missed", "false_discoveries", "note"]
-#: the resampling tests, whose smallest p-value is 1 / (resamples + 1), and the setting that gives their resamples
-RESAMPLED = {"randomisation": "n_permutations", "bootstrap": "n_bootstrap"}
 KINDS = ("both_same", "both_none", "humans_only", "labels_only", "opposite")
 
 
@@ -72,23 +71,17 @@ def spread(H, L) -> dict:
             "t_labels": float(np.median(ml / sl[ok])) if ok.any() else np.nan}
 
 
-def unattainable(test: str, correction: str, pairs: int, settings: dict) -> str:
-    """Why no pair can be significant under ``test`` and ``correction`` whatever the scores ("" when one can): a
-    resampling test's smallest p-value, 1 / (resamples + 1), above the first threshold of Holm or Bonferroni over
-    ``pairs`` comparisons, alpha / pairs."""
+def _note(test, corr, pairs, settings, topics) -> str:
     key = RESAMPLED.get(test)
-    if key is None or correction not in ("holm", "bonferroni") or not settings.get(key):
+    if key is None or not settings.get(key) or topics is None:
         return ""
-    smallest, first = 1.0 / (int(settings[key]) + 1), float(settings["alpha"]) / pairs
-    if smallest <= first:
-        return ""
-    return (f"no pair can be significant: the smallest p-value of {settings[key]} resamples, {smallest:.2g}, exceeds "
-            f"{correction}'s first threshold alpha / {pairs} pairs = {first:.2g} (raise stats.{key})")
+    return unattainable(test, corr, pairs, topics, int(settings[key]), float(settings["alpha"]))
 
 
-def decision_audit(decisions: pd.DataFrame, settings: dict | None = None) -> pd.DataFrame:
+def decision_audit(decisions: pd.DataFrame, settings: dict | None = None, topics: int | None = None) -> pd.DataFrame:
     """The counts of :func:`pair_decisions` per test and correction (:data:`COLUMNS`); ``note``: from
-    :func:`unattainable` with ``settings`` (those of :func:`pair_decisions`)."""
+    :func:`irrepro.stats.paired.unattainable` with ``settings`` (those of :func:`pair_decisions`) and the number of
+    topics ``topics``."""
     rows = []
     for (test, corr), g in decisions.groupby(["test", "correction"], sort=False):
         n = {k: int((g.kind == k).sum()) for k in KINDS}
@@ -96,5 +89,5 @@ def decision_audit(decisions: pd.DataFrame, settings: dict | None = None) -> pd.
         rows.append({"test": test, "correction": corr, "pairs": len(g), **n,
                      "missed": n["humans_only"] / by_h if by_h else np.nan,
                      "false_discoveries": n["labels_only"] / by_l if by_l else np.nan,
-                     "note": unattainable(test, corr, len(g), settings or {})})
+                     "note": _note(test, corr, len(g), settings or {}, topics)})
     return pd.DataFrame(rows, columns=COLUMNS)

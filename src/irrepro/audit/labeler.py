@@ -45,7 +45,8 @@ def audit_labeler(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, labels:
                                        alpha=alpha).assign(**tag))
             d = pair_decisions(H, L, **stats)
             pairs.append(d.assign(**tag))
-            decisions.append(decision_audit(d, stats).assign(**tag, **spread(H.to_numpy(), L.to_numpy())))
+            decisions.append(decision_audit(d, stats, topics=len(H)).assign(**tag, **spread(H.to_numpy(),
+                                                                                             L.to_numpy())))
             means.append(pd.DataFrame({**tag, "system": H.columns, "humans": H.mean().to_numpy(),
                                        "labels": L.mean().to_numpy()}))
     first = ["collection", "labeler", "measure", "population"]

@@ -1,6 +1,6 @@
 """Each system's bias (its mean score by a labeler's labels minus by human labels, with an interval over topics) and
 the same-model gap; the inputs' checks shared by the package (:mod:`irrepro.selfpref` says why the intervals are
-paired bootstrap percentile intervals over topics)."""
+paired bootstrap-t intervals over topics)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -120,8 +120,8 @@ def _check_boot(n_boot, alpha):
 
 
 def _intervals(D, n_boot, seed, alpha):
-    """Per column of the (T × P) per-topic differences ``D``: mean, bootstrap percentile interval, shifted bootstrap
-    p-value, t interval and sd. The resamples come from ``default_rng(seed)`` alone, so the same ``seed`` and
+    """Per column of the (T × P) per-topic differences ``D``: mean, symmetric bootstrap-t interval, studentised
+    bootstrap p-value, t interval and sd. The resamples come from ``default_rng(seed)`` alone, so the same ``seed`` and
     number of topics give the same resampled topic sets in every call."""
     p, lo, hi = paired.bootstrap(D, n_boot, np.random.default_rng(int(seed)), alpha)
     mean, t_lo, t_hi, sd = paired.t_interval(D, alpha)
@@ -144,7 +144,7 @@ def self_preference_table(by_humans: pd.DataFrame, by_labels: pd.DataFrame, same
 
     Columns (:data:`TABLE_COLUMNS`): ``labeler, system, same_model, measure, by_labels, by_humans`` (means over the
     ``topics`` topics), ``bias = by_labels − by_humans``, ``bias_low, bias_high`` its (1 − ``alpha``) paired
-    bootstrap percentile interval over topics (``n_boot`` resamples from ``seed``, the same topic resamples for
+    symmetric bootstrap-t interval over topics (``n_boot`` resamples from ``seed``, the same topic resamples for
     every system and measure; :mod:`irrepro.selfpref` says why), then ``topics``, the paired t interval ``t_low,
     t_high``, ``sd`` of the per-topic differences, ``p_value`` (bootstrap test of bias 0), the ranks by humans
     and by labels (1 = best mean; ties share the best rank) and ``rank_shift = rank_by_humans − rank_by_labels``
@@ -178,7 +178,7 @@ def self_preference_gap(by_humans: pd.DataFrame, by_labels: pd.DataFrame, same_m
     """The mean bias of the same-model systems minus the mean bias of the others, per measure.
 
     Per topic t, ``g_t = mean_{s same} (L_ts − H_ts) − mean_{s other} (L_ts − H_ts)``; the gap is ``mean_t g_t``
-    with the paired bootstrap percentile interval of :func:`self_preference_table` (same arguments; the same
+    with the paired bootstrap-t interval of :func:`self_preference_table` (same arguments; the same
     ``seed`` resamples the same topics) and the t interval. A gap whose interval lies above 0 is self-preference
     beyond the labeler's general leniency. Needs at least one system in each group.
 

@@ -86,7 +86,7 @@ def summary_markdown(frames: dict, notes: list, *, n_boot: int, seed: int) -> st
     and every system's bias (:data:`SHOWN`)."""
     gap, rank, cover, table = frames["gap"], frames["ranking"], frames["coverage"], frames["table"]
     out = ("# Self-preference of the labelers\n\nBias = a system's mean score by the labels − by the human "
-           "qrels on the same topics, with its paired bootstrap percentile interval over topics "
+           "qrels on the same topics, with its paired bootstrap-t interval over topics "
            f"({n_boot} resamples, seed {seed}). Same-model systems use the labeler's own model.\n\n")
     out += "## Same-model gap (mean bias of same-model systems − mean bias of the others)\n\n"
     out += to_markdown(gap) if len(gap) else "none: no labeler shares its model with a compared system\n"

@@ -11,7 +11,7 @@ p_value, correction, p_adjusted, significant``. ``delta`` = mean_a − mean_b.
   delta = system − baseline is signed (positive: better than the baseline). The family of a correction is one
   baseline × one test × one measure: the other systems' comparisons with that baseline. Each baseline's resamples
   have their own seed (from the seed and the baseline's name), so adding a baseline changes no other's rows.
-- ``ci_low, ci_high``: the (1 − α) interval of delta: the percentile bootstrap interval for ``bootstrap``, the
+- ``ci_low, ci_high``: the (1 − α) interval of delta: the symmetric bootstrap-t interval for ``bootstrap``, the
   simultaneous randomised-Tukey interval for ``tukey``, the paired t-interval otherwise.
 - ``effect_size``: mean difference over the standard deviation of the per-topic differences (Cohen's d_z; Sakai
   2018, Sec. 5.2) for the paired tests; for ``tukey``, delta / sqrt(MS_res) of the two-way ANOVA of all systems

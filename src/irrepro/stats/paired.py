@@ -12,9 +12,11 @@ one (R × T) @ (T × P) product:
 - ``randomisation``: paired randomisation (permutation) test: the signs of the differences flipped at random;
   p = (1 + #{|mean of flipped d| ≥ |mean d|}) / (1 + R) (Phipson & Smyth 2010), as ``scipy.stats.permutation_test``
   with ``permutation_type='samples'`` computes it.
-- ``bootstrap``: paired bootstrap test (Efron & Tibshirani 1993, Sec. 16.4; Sakai 2006): topics resampled with
-  replacement, the bootstrap means centred on the observed mean; p = (1 + #{|m* − mean d| ≥ |mean d|}) / (1 + B);
-  its interval is the percentile interval of m*.
+- ``bootstrap``: studentised paired bootstrap test with the null imposed (Sakai 2006; Efron & Tibshirani 1993,
+  Algorithm 16.2): the centred differences resampled with replacement, p = (1 + #{|t*| ≥ |t|}) / (1 + B) with t the
+  paired t statistic; its interval is the symmetric bootstrap-t interval it inverts. (Comparing unstudentised
+  bootstrap means, |m* − mean d| ≥ |mean d|, rejects twice as often as it should on 10 topics: its spread is the
+  plug-in one, too small for few topics.)
 
 A pair whose differences are all zero gets p = 1 under every test. The Monte-Carlo standard error of a resampled
 p-value is sqrt(p (1 − p) / R): 0.0069 at p = 0.05 with R = 1000.
@@ -125,28 +127,85 @@ def randomisation(D: np.ndarray, n_resamples: int, rng: np.random.Generator) -> 
 
 
 def bootstrap(D: np.ndarray, n_resamples: int, rng: np.random.Generator, alpha: float):
-    """(p, low, high): shifted bootstrap test and percentile interval; one (B × T) matrix of resample counts. The
-    B × block matrices of bootstrap means are computed in place and partitioned in place by the interval's quantiles,
-    their last use (no copies of their size)."""
+    """(p, low, high): the studentised paired bootstrap test with the null imposed and the interval it inverts; one
+    (B × T) matrix of resample counts shared by all pairs.
+
+    The differences are centred, z = d − mean(d) (the null imposed), resampled with replacement, and each resample's
+    t* = mean(z*) / (sd(z*) / sqrt(T)) is compared with the observed t = mean(d) / (sd(d) / sqrt(T)):
+    p = (1 + #{|t*| ≥ |t|}) / (1 + B) (Sakai 2006's bootstrap test; Efron & Tibshirani 1993, Algorithm 16.2). The
+    interval is the symmetric bootstrap-t interval of the mean difference, mean ± c · sd / sqrt(T) with c the
+    (1 − alpha) quantile of |t*| (Hall 1988): the set of shifts the test would not reject, so the interval holds 0
+    exactly when p ≥ alpha, up to the ``1 +`` of the p-value. A resample without spread has t* = 0 when its mean
+    is 0 (every draw the same topic at the centre) and ±inf otherwise. Constant differences: p = 1 and the interval
+    [0, 0] when they are 0; otherwise p = 1 / (1 + B) and the interval the constant itself."""
     T, P = D.shape
     W = rng.multinomial(T, np.full(T, 1.0 / T), size=n_resamples).astype(float)  # B × T counts
     obs = D.mean(axis=0)
+    se = D.std(axis=0, ddof=1) / np.sqrt(T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_obs = np.abs(np.where(se > 0, obs / np.where(se > 0, se, 1.0), np.where(obs == 0, 0.0, np.inf)))
     p, lo, hi = np.empty(P), np.empty(P), np.empty(P)
     for s in range(0, P, BLOCK):
         sl = slice(s, s + BLOCK)
-        boot = W @ D[:, sl]  # B × block
-        boot /= T
-        dev = boot - obs[sl]
-        np.abs(dev, out=dev)
-        a = np.abs(obs[sl])
-        p[sl] = ((dev >= a - _rel_tol(a)).sum(axis=0) + 1) / (n_resamples + 1)
-        lo[sl], hi[sl] = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0, overwrite_input=True)
+        Z = D[:, sl] - obs[sl]
+        mz = W @ Z  # B × block, sums
+        mz /= T
+        var = W @ (Z * Z)
+        var /= T
+        var -= mz * mz
+        np.maximum(var, 0.0, out=var)
+        var *= 1.0 / (T - 1)  # (T / (T - 1)) x plug-in variance, over T: the squared standard error of the mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(np.abs(mz), np.sqrt(var, out=var), out=mz)
+        np.nan_to_num(mz, copy=False, nan=0.0, posinf=np.inf)
+        t = t_obs[sl]
+        p[sl] = ((mz >= t - _rel_tol(t)).sum(axis=0) + 1) / (n_resamples + 1)
+        c = np.quantile(mz, 1 - alpha, axis=0, overwrite_input=True)
+        half = np.where(se[sl] > 0, c * se[sl], 0.0)
+        lo[sl], hi[sl] = obs[sl] - half, obs[sl] + half
     zero = ~(D != 0).any(axis=0)
     p[zero] = 1.0
     return p, lo, hi
 
 
 CORRECTIONS = {"none": None, "bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh"}
+#: the resampling tests and the setting that gives their number of resamples
+RESAMPLED = {"randomisation": "n_permutations", "bootstrap": "n_bootstrap"}
+
+
+def p_floor(test: str, resamples: int, topics: int) -> float:
+    """The smallest p-value a resampling test can give: 1 / (R + 1) from R resamples, and for the sign-flip
+    randomisation test at least 2^(1 − T) too (on T topics only 2^T sign patterns exist, and the observed one and
+    its mirror are always as extreme); 0 for the other tests (their p-values are not bounded away from 0)."""
+    if test not in RESAMPLED:
+        return 0.0
+    floor = 1.0 / (int(resamples) + 1)
+    return max(floor, 2.0 ** (1 - int(topics))) if test == "randomisation" else floor
+
+
+def unattainable(test: str, correction: str, pairs: int, topics: int, resamples: int, alpha: float) -> str:
+    """Why no pair of a family of ``pairs`` can be significant under ``test`` and ``correction`` whatever the scores
+    (``""`` when one can). Under Bonferroni and Holm the first pair is significant when pairs x p < alpha, so none
+    can be once the test's smallest p-value (:func:`p_floor`) is at least alpha / pairs; the advice says what would
+    make it attainable: more resamples when the resamples are the floor, and otherwise that none helps (the
+    topics are: at least log2(2 pairs / alpha) of them)."""
+    if test not in RESAMPLED or correction not in ("holm", "bonferroni"):
+        return ""
+    floor, first = p_floor(test, resamples, topics), float(alpha) / int(pairs)
+    if floor < first:
+        return ""
+    why = (f"no pair can be significant: {test}'s smallest p-value on {topics} topics with {resamples} resamples, "
+           f"{floor:.2g}, is not below {correction}'s first threshold alpha / {pairs} pairs = {first:.2g}")
+    if test == "randomisation" and 2.0 ** (1 - int(topics)) >= first:
+        need = int(np.floor(np.log2(2 * int(pairs) / float(alpha)))) + 1
+        return (why + f"; no number of resamples helps: {topics} topics allow 2^{topics} sign patterns, so p >= "
+                f"2^(1 - {topics}) = {2.0 ** (1 - int(topics)):.2g} (it needs {need} topics or more, or fewer "
+                f"pairs: baselines instead of all pairs, or the randomised Tukey HSD, family-wise by construction)")
+    need = int(np.ceil(int(pairs) / float(alpha)))
+    return why + (f"; with {need} resamples or more (stats.{RESAMPLED[test]}) a rejection becomes possible, and "
+                  "power needs several times that")
+
+
 
 
 def holm(p: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from irrepro.core.io import to_markdown
 from irrepro.core.scores import to_matrix
 from irrepro.stats import gstudy as gs
 from irrepro.errors import InputError
+from irrepro.stats.paired import RESAMPLED, unattainable
 from irrepro.stats.compare import (COLUMNS, baselines, compare, compared_pairs, complete_matrix,
                                      degenerate_notes, ranked, summary)
 from irrepro.stats.plan import MEASURE_PATTERN, split_baseline  # noqa: F401  (re-exported)
@@ -56,11 +57,13 @@ class Comparison:
     notes: list = field(default_factory=list)  # for the log
     degenerate: list = field(default_factory=list)  # for the log and the summary: pairs without spread
     alpha: float = 0.05  # the significance level of the table
+    unattainable: list = field(default_factory=list)  # for the log and the summary: tests that can reject nothing
 
 
 def summary_markdown(c: Comparison) -> str:
-    """The per-system summary as Markdown (with baselines: a section per baseline), then a line per kind of
-    degenerate pair (``Comparison.degenerate``)."""
+    """The per-system summary as Markdown (with baselines: a section per baseline), then a line per test and
+    correction that can reject no pair (``Comparison.unattainable``) and per kind of degenerate pair
+    (``Comparison.degenerate``)."""
     if "baseline" not in c.summary:
         text = to_markdown(c.summary)
     else:
@@ -74,8 +77,8 @@ def summary_markdown(c: Comparison) -> str:
                          f"test); ▲ / ▼: significantly better / worse than the baseline at α = {c.alpha:g}.\n\n"
                          + to_markdown(g.drop(columns="baseline")))
         text = "\n".join(parts)
-    if c.degenerate:
-        text += "\n" + "\n".join(f"Note: {n}." for n in c.degenerate) + "\n"
+    if c.unattainable or c.degenerate:
+        text += "\n" + "\n".join(f"Note: {n}." for n in c.unattainable + c.degenerate) + "\n"
     return text
 
 
@@ -99,18 +102,14 @@ def compare_measure(scores: pd.DataFrame, collection: str, measure: str, s: dict
                              f"topics every system of {collection} has, or is not a system of {collection} "
                              f"({mat.shape[1]} systems: {list(mat.columns)[:8]} ...)")
     n_pairs = len(mat.columns) * (len(mat.columns) - 1) // 2 if bases is None else len(mat.columns) - 1
-    floor = 1 / (1 + min(s["n_permutations"], s["n_bootstrap"]))
-    if any(c in ("bonferroni", "holm") for c in s["corrections"]) and floor > s["alpha"] / n_pairs:
-        notes.append(f"a resampled p-value is at least {floor:.2g} but Bonferroni/Holm need "
-                     f"{s['alpha'] / n_pairs:.2g} for {n_pairs} pairs: no randomisation or bootstrap pair can be "
-                     f"significant after them (the randomised Tukey HSD is the resampling tests' family-wise "
-                     f"correction)")
+    impossible = [why for test in s["tests"] if test in RESAMPLED for corr in s["corrections"]
+                  if (why := unattainable(test, corr, n_pairs, len(mat), s[RESAMPLED[test]], s["alpha"]))]
     t = compare(mat, tests=s["tests"], corrections=s["corrections"], alpha=s["alpha"],
                 n_permutations=s["n_permutations"], n_bootstrap=s["n_bootstrap"],
                 seed=measure_seed(s["seed"], measure), baseline=bases)
     degenerate = degenerate_notes(t)
-    return Comparison(t, summary(t, mat, bases, alpha=s["alpha"]), list(mat.columns), notes + degenerate,
-                      degenerate, s["alpha"])
+    return Comparison(t, summary(t, mat, bases, alpha=s["alpha"]), list(mat.columns),
+                      notes + impossible + degenerate, degenerate, s["alpha"], impossible)
 
 
 @dataclass
