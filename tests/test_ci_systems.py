@@ -518,8 +518,10 @@ def test_ppi_plus_plus_gives_no_interval_below_its_floor_and_is_never_planned_th
         if n < floor:
             assert np.isnan(r["low"]) and np.isnan(r["estimate"]) and "no PPI++ interval" in r["note"], r
             assert f"n = {n} judged" in r["note"] and "cannot hold its 95% level" in r["note"]
+            assert r["covered"] is None  # a refusal is not a miss: no interval, no coverage
         else:
             assert np.isfinite([r["low"], r["high"]]).all() and r["low"] < r["high"] and r["note"] == "", r
+            assert isinstance(r["covered"], bool)
         assert np.isfinite(rows["ppi"]["low"]) and rows["ppi"]["note"] == ""
     terms = sample_size.variance_terms(d[:floor], dp[:floor], dp)
     need = sample_size.n_needed(terms, 1e9, 100)

@@ -317,8 +317,12 @@ def _truth(u_true) -> float:
 
 
 def _covered(low, high, truth):
-    """Whether the interval contains the truth; None where there is no truth (own-queries mode)."""
-    return None if np.isnan(truth) else bool(covers(low, high, truth))
+    """Whether the interval contains the truth; None where there is no truth (own-queries mode) and where the method
+    gave no interval (its floor refused it: a refusal is not a miss, so an average of ``covered`` over the rows
+    that have one is a coverage)."""
+    if np.isnan(truth) or not (np.isfinite(low) and np.isfinite(high)):
+        return None
+    return bool(covers(low, high, truth))
 
 
 def _bootstrap(values, N, alpha, n_boot, rng):
