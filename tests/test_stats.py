@@ -731,3 +731,27 @@ def test_the_stats_summary_says_which_test_can_reject_nothing():
     assert "Note: no pair can be significant: randomisation's smallest p-value on 12 topics with 199 resamples" in text
     assert "bootstrap's" not in text  # 1 / 2000 < 0.05 / 28
     assert len(c.unattainable) == 1 and c.unattainable[0] in c.notes
+
+
+def test_a_mostly_tied_pair_has_no_bootstrap_interval_and_says_why():
+    """Two of 43 topics differ: 13% of the resamples draw only tied topics and have no spread, so the bootstrap-t
+    quantile is infinite: no interval (NaN) and a note naming the reason, once, in the summary; its p-value counts
+    those resamples as extreme (conservative). Three differing topics leave 4.4% without spread: an interval."""
+    from irrepro.stats.compare import compare, degenerate_notes
+
+    D = np.zeros((43, 2))
+    D[:2, 0] = [0.1, 0.2]
+    D[:3, 1] = [0.1, 0.2, -0.05]
+    p, lo, hi = paired.bootstrap(D, 999, np.random.default_rng(0), 0.05)
+    assert np.isnan([lo[0], hi[0]]).all() and np.isfinite([lo[1], hi[1]]).all() and lo[1] < 0 < hi[1]
+    assert p[0] >= (41 / 43) ** 43  # at least the share of resamples without spread is "as extreme"
+    rng = np.random.default_rng(0)
+    mat = pd.DataFrame(rng.uniform(0, 1, (43, 3)), columns=list("abc"))
+    mat["d"] = mat["a"]
+    mat.loc[:1, "d"] += [0.1, 0.2]
+    t = compare(mat, tests=["t", "bootstrap"], corrections=["holm"], alpha=0.05, n_permutations=99,
+                n_bootstrap=999, seed=0)
+    row = t[(t.test == "bootstrap") & (t.system_a == "d") & (t.system_b == "a")].iloc[0]
+    assert np.isnan(row.ci_low) and row.note == paired.NO_INTERVAL
+    assert t[(t.test == "t") & (t.system_a == "d") & (t.system_b == "a")].iloc[0].note == ""
+    assert degenerate_notes(t) == [f"1 pair(s) (bootstrap; e.g. d vs a): {paired.NO_INTERVAL}"]

@@ -41,16 +41,26 @@ def test_randomisation_and_bootstrap_equal_the_plain_expressions_to_the_bit():
     obs = np.abs(D.mean(axis=0))
     want = ((np.abs(signs @ D) / T >= obs - tol(obs)).sum(axis=0) + 1) / 200
     assert paired.randomisation(D, 199, np.random.default_rng(7)).tobytes() == want.tobytes()
-    # bootstrap: the shifted test and the percentile interval of (W @ D) / T
+    # bootstrap: the studentised test with the null imposed and the symmetric bootstrap-t interval, written plainly
     rng = np.random.default_rng(8)
     W = rng.multinomial(T, np.full(T, 1.0 / T), size=199).astype(float)
-    boot = (W @ D) / T
     m = D.mean(axis=0)
-    p = ((np.abs(boot - m) >= np.abs(m) - tol(np.abs(m))).sum(axis=0) + 1) / 200
+    const = (D == D[:1]).all(axis=0)
+    se = np.where(const, 0.0, D.std(axis=0, ddof=1) / np.sqrt(T))
+    Z = np.where(const, 0.0, D - m)
+    mz = (W @ Z) / T
+    var = np.maximum((W @ (Z * Z)) / T - mz * mz, 0.0) / (T - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.nan_to_num(np.abs(mz) / np.sqrt(var), nan=0.0, posinf=np.inf)
+        t_obs = np.abs(np.where(se > 0, m / np.where(se > 0, se, 1.0), np.where(m == 0, 0.0, np.inf)))
+    finite = np.isfinite(t_obs)
+    p = ((t_star >= np.where(finite, t_obs - tol(np.where(finite, t_obs, 0.0)), t_obs)).sum(axis=0) + 1) / 200
     p[~(D != 0).any(axis=0)] = 1.0
-    lo, hi = np.quantile(boot, [0.025, 0.975], axis=0)
+    half = np.where(se > 0, np.quantile(t_star, 0.95, axis=0) * se, 0.0)
     got = paired.bootstrap(D, 199, np.random.default_rng(8), 0.05)
-    assert [a.tobytes() for a in got] == [a.tobytes() for a in (p, lo, hi)]
+    assert [a.tobytes() for a in got] == [a.tobytes() for a in (p, m - half, m + half)]
+    assert got[0][0] == 1.0 and got[1][1] == got[2][1] == m[1]  # identical systems; a constant difference: [m, m]
+    assert got[0][1] == 1 / 200  # a constant non-zero difference: as extreme as a test of 199 resamples can say
 
 
 def _table(baseline):

@@ -152,6 +152,7 @@ def _family(X: np.ndarray, systems: list, a, b, *, tests, corrections, alpha, n_
             p = paired.randomisation(D, n_permutations, rngs[test])
         elif test == "bootstrap":
             p, lo, hi = paired.bootstrap(D, n_bootstrap, rngs[test], alpha)
+            note = np.where((note == "") & np.isnan(lo), paired.NO_INTERVAL, note)
         else:
             p, half = tukey_hsd(X, a, b, n_permutations, rngs[test], alpha)
             lo, hi = mean - half, mean + half

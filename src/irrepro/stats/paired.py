@@ -136,37 +136,48 @@ def bootstrap(D: np.ndarray, n_resamples: int, rng: np.random.Generator, alpha: 
     interval is the symmetric bootstrap-t interval of the mean difference, mean ± c · sd / sqrt(T) with c the
     (1 − alpha) quantile of |t*| (Hall 1988): the set of shifts the test would not reject, so the interval holds 0
     exactly when p ≥ alpha, up to the ``1 +`` of the p-value. A resample without spread has t* = 0 when its mean
-    is 0 (every draw the same topic at the centre) and ±inf otherwise. Constant differences: p = 1 and the interval
+    is 0 and an infinite |t*| otherwise (counted as extreme: the test stays conservative); where more than alpha of
+    the resamples have none (differences mostly tied, e.g. P@10 or RR with most topics equal) the quantile c is
+    infinite and the interval is NaN (:data:`NO_INTERVAL` says why). Constant differences: p = 1 and the interval
     [0, 0] when they are 0; otherwise p = 1 / (1 + B) and the interval the constant itself."""
     T, P = D.shape
     W = rng.multinomial(T, np.full(T, 1.0 / T), size=n_resamples).astype(float)  # B × T counts
     obs = D.mean(axis=0)
-    se = D.std(axis=0, ddof=1) / np.sqrt(T)
+    const = (D == D[:1]).all(axis=0)  # exactly constant differences: no spread, whatever the mean's rounding
+    se = np.where(const, 0.0, D.std(axis=0, ddof=1) / np.sqrt(T))
     with np.errstate(divide="ignore", invalid="ignore"):
         t_obs = np.abs(np.where(se > 0, obs / np.where(se > 0, se, 1.0), np.where(obs == 0, 0.0, np.inf)))
     p, lo, hi = np.empty(P), np.empty(P), np.empty(P)
     for s in range(0, P, BLOCK):
         sl = slice(s, s + BLOCK)
-        Z = D[:, sl] - obs[sl]
+        Z = np.where(const[sl], 0.0, D[:, sl] - obs[sl])
         mz = W @ Z  # B × block, sums
         mz /= T
         var = W @ (Z * Z)
         var /= T
         var -= mz * mz
         np.maximum(var, 0.0, out=var)
-        var *= 1.0 / (T - 1)  # (T / (T - 1)) x plug-in variance, over T: the squared standard error of the mean
+        var /= T - 1  # (T / (T - 1)) x plug-in variance, over T: the squared standard error of the mean
         with np.errstate(divide="ignore", invalid="ignore"):
             np.divide(np.abs(mz), np.sqrt(var, out=var), out=mz)
         np.nan_to_num(mz, copy=False, nan=0.0, posinf=np.inf)
         t = t_obs[sl]
-        p[sl] = ((mz >= t - _rel_tol(t)).sum(axis=0) + 1) / (n_resamples + 1)
-        c = np.quantile(mz, 1 - alpha, axis=0, overwrite_input=True)
+        finite = np.isfinite(t)
+        thr = np.where(finite, t - _rel_tol(np.where(finite, t, 0.0)), t)  # an infinite t is matched by inf only
+        p[sl] = ((mz >= thr).sum(axis=0) + 1) / (n_resamples + 1)
+        with np.errstate(invalid="ignore"):
+            c = np.quantile(mz, 1 - alpha, axis=0, overwrite_input=True)
+        c[~np.isfinite(c)] = np.nan  # more than alpha of the resamples without spread: no interval
         half = np.where(se[sl] > 0, c * se[sl], 0.0)
         lo[sl], hi[sl] = obs[sl] - half, obs[sl] + half
     zero = ~(D != 0).any(axis=0)
     p[zero] = 1.0
     return p, lo, hi
 
+
+#: why :func:`bootstrap` gives a pair no interval (NaN bounds)
+NO_INTERVAL = ("bootstrap-t gives no interval: more than alpha of the resamples have no spread (the differences are "
+               "mostly tied), so its quantile of |t*| is infinite")
 
 CORRECTIONS = {"none": None, "bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh"}
 #: the resampling tests and the setting that gives their number of resamples
