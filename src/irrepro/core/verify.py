@@ -317,7 +317,6 @@ def widen_by_se(evidence: Mapping[str, Any], k: float = EVIDENCE_SE_K) -> dict:
         raise InputError(f"evidence se {se!r}: the standard error of an estimate is a finite number >= 0")
     if _bounds(ev) is None:
         return ev
-    ev["estimate_low"], ev["estimate_high"] = ev["low"], ev["high"]
     ev["low"], ev["high"] = float(ev["low"]) - k * float(se), float(ev["high"]) + k * float(se)
     ev["how"] = _join(ev.get("how", ""), f"± {k:g} s.e. of the estimate ({float(se):.3g}): "
                                          f"{ev['low']:.6g}-{ev['high']:.6g}")
