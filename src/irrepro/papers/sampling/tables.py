@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from irrepro.core.verify import to_markdown
+from irrepro.errors import InputError
 from irrepro.papers.sampling import readings as _readings
 from irrepro.papers.sampling import synth as _synth
 from irrepro.papers.sampling.estimators import approx_utility_rank, approx_utility_trec, target
@@ -123,7 +124,6 @@ def synth_replicate_se(synth: dict, seeds, window: int) -> dict:
     """The Monte-Carlo error of Tables 5–7's analytic SYNTH cells: each variance of :func:`comparative_variances`
     on the SYNTH of every seed of ``seeds``; per key the standard error of (ours − the paper's), both one SYNTH
     draw: sqrt(2) × the sample sd over the draws (``InputError`` with fewer than two)."""
-    from irrepro.errors import InputError
     seeds = list(seeds)
     if len(seeds) < 2:
         raise InputError(f"Tables 5-7's Monte-Carlo error needs two or more further SYNTH draws, got {len(seeds)}")
